@@ -1,0 +1,34 @@
+# Every target installs what it needs into .venv first, so a fresh clone needs only `make`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test pytest lit bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and alone: pip takes the local CPU wheel for this exact pin.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) tools/demo.py
+
+test: pytest lit
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q
+
+lit: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv lit_tests
+
+bench: $(STAMP)
+	$(PY) tools/bench.py
+
+clean:
+	rm -rf $(VENV) lit_tests/Output

@@ -1,0 +1,54 @@
+"""Error types the package raises to its users."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HelionMLIRError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class LoweringError(HelionMLIRError):
+    """An FX node could not be lowered; names the node, its target and source line."""
+
+    def __init__(self, node: Any, reason: str) -> None:
+        self.node_name = getattr(node, "name", str(node))
+        self.target = target_name(getattr(node, "target", None))
+        self.source = source_line(node)
+        self.reason = reason
+        super().__init__(
+            f"cannot lower FX node '{self.node_name}' (target {self.target}) "
+            f"at {self.source}: {reason}"
+        )
+
+
+class MLIRTextError(HelionMLIRError):
+    """MLIR text failed to parse, verify or run through a pass pipeline."""
+
+    def __init__(self, stage: str, diagnostics: list[str]) -> None:
+        self.stage = stage
+        self.diagnostics = diagnostics
+        super().__init__(f"{stage} failed:\n" + "\n".join(diagnostics))
+
+
+def target_name(target: Any) -> str:
+    """A readable, stable name for an FX node target (op overload or function)."""
+    if target is None:
+        return "<none>"
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", "") or ""
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    if name is None or "OpOverload" in type(target).__name__:
+        return str(target)
+    return f"{module}.{name}" if module else name
+
+
+def source_line(node: Any) -> str:
+    """'file.py:LINE' of the kernel line that produced this node, if Helion kept it."""
+    meta = getattr(node, "meta", {}) or {}
+    loc = meta.get("location")
+    if loc is not None and getattr(loc, "lineno", None):
+        return f"{loc.filename}:{loc.lineno}"
+    return "<unknown source>"

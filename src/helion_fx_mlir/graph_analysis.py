@@ -1,0 +1,88 @@
+"""Facts about Device IR graphs the emitter needs before it walks them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import torch.fx as fx
+from helion.language import _tracing_ops, memory_ops
+
+# Which positional args of a control-flow op are graph ids of its sub-graphs.
+SUBGRAPH_ARGS: dict[object, tuple[int, ...]] = {
+    _tracing_ops._for_loop: (0,),
+    _tracing_ops._for_loop_step: (0,),
+}
+STORE_OPS = (memory_ops.store,)
+LOAD_OPS = (memory_ops.load,)
+
+
+def subgraph_ids(node: fx.Node) -> list[int]:
+    """Graph ids a node calls into (loop bodies, branches, combine functions)."""
+    if node.op != "call_function":
+        return []
+    return [node.args[i] for i in SUBGRAPH_ARGS.get(node.target, ())]
+
+
+def host_tensor_name(node: object) -> str | None:
+    """The host variable name behind a `_host_tensor` node, else None."""
+    if isinstance(node, fx.Node) and node.target is _tracing_ops._host_tensor:
+        return node.args[0]
+    return None
+
+
+@dataclass
+class GraphFacts:
+    """Per-graph (transitively through sub-graphs) stores, loads and host tensors."""
+
+    graphs: Sequence[object]
+    stores: dict[int, set[str]] = field(default_factory=dict)
+    loads: dict[int, set[str]] = field(default_factory=dict)
+    nested_stores: dict[int, set[str]] = field(default_factory=dict)
+
+    def nodes(self, graph_id: int) -> Iterator[fx.Node]:
+        return iter(self.graphs[graph_id].graph.nodes)
+
+    def reachable(self, roots: Sequence[int]) -> list[int]:
+        """Graph ids reachable from the roots, in walk order (orphans left out)."""
+        order: list[int] = []
+        stack = list(reversed(roots))
+        while stack:
+            gid = stack.pop()
+            if gid in order:
+                continue
+            order.append(gid)
+            for node in self.nodes(gid):
+                stack.extend(reversed(subgraph_ids(node)))
+        return order
+
+    def analyze(self, graph_id: int) -> None:
+        """Fill stores/loads for a graph and everything it calls."""
+        if graph_id in self.stores:
+            return
+        stores, loads, nested = set(), set(), set()
+        for node in self.nodes(graph_id):
+            name = host_tensor_name(node.args[0]) if node.args else None
+            if node.target in STORE_OPS and name:
+                stores.add(name)
+            elif node.target in LOAD_OPS and name:
+                loads.add(name)
+            for sub in subgraph_ids(node):
+                self.analyze(sub)
+                stores |= self.stores[sub]
+                loads |= self.loads[sub]
+                nested |= self.stores[sub]
+        self.stores[graph_id], self.loads[graph_id], self.nested_stores[graph_id] = stores, loads, nested
+
+    def host_tensor_nodes(self, graph_ids: Sequence[int]) -> Iterator[fx.Node]:
+        for gid in graph_ids:
+            for node in self.nodes(gid):
+                if host_tensor_name(node):
+                    yield node
+
+    def is_parallel(self, root_id: int) -> bool:
+        """A grid can be an scf.forall when every store sits in the root graph itself
+        and no stored tensor is read back (each program then writes a disjoint tile)."""
+        self.analyze(root_id)
+        stores = self.stores[root_id]
+        return not self.nested_stores[root_id] and not (stores & self.loads[root_id])

@@ -1,0 +1,24 @@
+"""Entry points: Helion bound kernel -> MLIR text, and validation of MLIR text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import helion
+
+from .ir_visitor import IRVisitor
+from .lowering_context import LoweringContext
+from .mlir_text import ValidationResult, validate_text
+
+
+def generate_mlir(bound_kernel: Any, kernel_name: str | None = None, *, config: helion.Config | None = None) -> str:
+    """The kernel's MLIR for a config (default: the kernel's own, else the spec default).
+
+    Deterministic: the same kernel and config give the same bytes."""
+    ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
+    return IRVisitor(ctx).lower()
+
+
+def validate_with_helion_opt(mlir_text: str, filename: str = "<mlir>") -> ValidationResult:
+    """Parse and verify in process with torch, torch_c, helion and loom registered."""
+    return validate_text(mlir_text, filename)

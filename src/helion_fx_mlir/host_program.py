@@ -1,0 +1,66 @@
+"""The kernel's host code as a plain Python function, with the device loops replaced.
+
+Helion's HostFunction keeps the kernel body as statements; top-level `for` loops over
+`hl.tile`/`hl.grid` are the device part. We keep every other statement (shape math,
+allocations, views, the return) and put one launch call where the last device loop
+was, so the compiled MLIR func runs exactly where Helion would launch its kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import types
+from collections.abc import Callable
+from typing import Any
+
+import helion.language as hl
+from helion._compiler.ast_extension import LoopType
+from helion.language._decorators import is_api_func
+
+LAUNCH = "__helion_fx_mlir_launch__"
+
+
+def _is_device_loop(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.For) and getattr(stmt, "_loop_type", None) == LoopType.GRID
+
+
+def host_source(host_function: Any) -> str:
+    """Source of `def <kernel>(<params>)` running the host statements and one launch."""
+    body = list(host_function.body)
+    last = max(i for i, stmt in enumerate(body) if _is_device_loop(stmt))
+    lines = []
+    for i, stmt in enumerate(body):
+        if i == last:
+            lines.append(f"{LAUNCH}(locals())")
+        elif not _is_device_loop(stmt):
+            lines.append(ast.unparse(stmt))
+    params = ast.unparse(host_function.args)
+    return f"def {host_function.name}({params}):\n" + textwrap.indent("\n".join(lines), "    ")
+
+
+def _eager(value: Any) -> Any:
+    """Helion API functions called on the host run their eager (ref-mode) implementation."""
+    if value is hl:
+        return _eager_language()
+    if is_api_func(value) and value._ref_fn is not None:
+        return value._ref_fn
+    return value
+
+
+@functools.cache
+def _eager_language() -> types.SimpleNamespace:
+    return types.SimpleNamespace(**{name: _eager(getattr(hl, name)) for name in dir(hl) if not name.startswith("__")})
+
+
+def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], None]) -> Callable[..., Any]:
+    """Compile the host source against the kernel's globals and closure."""
+    fn = host_function.fn
+    scope = {name: _eager(value) for name, value in fn.__globals__.items()}
+    scope.update(inspect.getclosurevars(fn).nonlocals)
+    scope[LAUNCH] = launch
+    code = compile(host_source(host_function), f"<host code of {host_function.name}>", "exec")
+    exec(code, scope)  # noqa: S102 - the kernel author's own host code
+    return scope[host_function.name]

@@ -1,0 +1,201 @@
+"""LoweringContext: everything known about a bound kernel before its graphs are walked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import helion
+import torch
+from helion._compiler.variable_origin import NameOrigin, Origin
+from helion.language import _tracing_ops
+
+from .errors import HelionMLIRError
+from .graph_analysis import GraphFacts, host_tensor_name
+from .mlir_builder import MLIRBuilder, format_tensor_type, torch_dtype_to_mlir_element_type
+
+
+@dataclass(frozen=True)
+class KernelArgInfo:
+    """One func argument: a host tensor (parameter or host-allocated) or a scalar."""
+
+    name: str
+    index: int
+    is_tensor: bool
+    dtype: torch.dtype
+    shape: tuple[Any, ...]
+    mlir_type: str
+    ssa_name: str
+    is_parameter: bool
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """One loop dimension: a grid axis or an inner `hl.tile` loop over a block id."""
+
+    block_id: int
+    name: str
+    tile_size: int
+    total_extent: int | None
+    iv_name: str
+
+    @property
+    def trip_count(self) -> int | None:
+        if self.total_extent is None:
+            return None
+        return -(-self.total_extent // self.tile_size)
+
+
+@dataclass(frozen=True)
+class RootInfo:
+    """One top-level device loop (a kernel grid) and its axes."""
+
+    graph_id: int
+    loops: tuple[LoopInfo, ...]
+
+
+@dataclass
+class LoweringContext:
+    """State shared by the visitor and the emitter for one kernel and config."""
+
+    builder: MLIRBuilder
+    kernel_name: str
+    bound_kernel: Any
+    device_ir: Any
+    config: helion.Config
+    graphs: list[Any]
+    facts: GraphFacts
+    block_sizes: dict[int, Any]
+    block_size_values: dict[int, int]
+    roots: list[RootInfo]
+    kernel_args: list[KernelArgInfo]
+    symbols: dict[str, str] = field(default_factory=dict)
+    host_tensors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def grid_loops(self) -> list[LoopInfo]:
+        return [loop for root in self.roots for loop in root.loops]
+
+    @property
+    def parallel_block_ids(self) -> list[int]:
+        return [loop.block_id for loop in self.grid_loops]
+
+    @property
+    def loop_extents(self) -> dict[str, int | None]:
+        return {loop.name: loop.total_extent for loop in self.grid_loops}
+
+    @classmethod
+    def from_bound_kernel(cls, bound_kernel: Any, config: helion.Config | None = None, kernel_name: str | None = None) -> LoweringContext:
+        """Resolve the config, block sizes, graphs, grids and func arguments."""
+        config = resolve_config(bound_kernel, config)
+        host_fn = bound_kernel.host_function
+        device_ir = host_fn.device_ir
+        with bound_kernel.env, host_fn:
+            block_size_values = {
+                info.block_id: _block_size_value(info, config) for info in bound_kernel.env.block_sizes
+            }
+            graphs = device_ir.build_codegen_graphs(config)
+        block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
+        facts = GraphFacts(graphs)
+        roots = [
+            RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values[b]) for b in block_ids))
+            for gid, block_ids in zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True)
+        ]
+        reachable = facts.reachable([r.graph_id for r in roots])
+        return cls(
+            builder=MLIRBuilder(),
+            kernel_name=kernel_name or host_fn.name,
+            bound_kernel=bound_kernel,
+            device_ir=device_ir,
+            config=config,
+            graphs=graphs,
+            facts=facts,
+            block_sizes=block_sizes,
+            block_size_values=block_size_values,
+            roots=roots,
+            kernel_args=_kernel_args(bound_kernel, facts, reachable),
+        )
+
+    def origin(self, expr: Any) -> Origin | None:
+        """Where a SymInt/SymFloat's sympy symbol comes from (block size, kernel arg...)."""
+        entry = self.bound_kernel.host_function.expr_to_origin.get(expr)
+        return entry.origin if entry is not None else None
+
+    @property
+    def output_args(self) -> list[KernelArgInfo]:
+        """Tensors any grid stores to: the func returns their final values."""
+        stored = {t for root in self.roots for t in self.stored_tensors(root.graph_id)}
+        return [a for a in self.kernel_args if a.is_tensor and a.name in stored]
+
+    def tensor_arg(self, name: str) -> KernelArgInfo:
+        for arg in self.kernel_args:
+            if arg.name == name and arg.is_tensor:
+                return arg
+        raise HelionMLIRError(f"host tensor '{name}' is not an argument of the kernel func")
+
+    def stored_tensors(self, graph_id: int) -> list[str]:
+        """Tensors stored in a graph (and its sub-graphs), in func-argument order."""
+        self.facts.analyze(graph_id)
+        stored = self.facts.stores[graph_id]
+        return [a.name for a in self.kernel_args if a.is_tensor and a.name in stored]
+
+
+def resolve_config(bound_kernel: Any, config: helion.Config | None) -> helion.Config:
+    """The explicit config, else the kernel's own, else the config spec's default."""
+    if config is None:
+        config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
+    return bound_kernel.config_spec.normalized_config(config)
+
+
+def _block_size_value(info: Any, config: helion.Config) -> int:
+    value = info.from_config(config)
+    if isinstance(value, int):
+        return value
+    if info.reduction and isinstance(info.size, int):
+        return 1 << max(info.size - 1, 0).bit_length()
+    raise HelionMLIRError(f"block size of block {info.block_id} is not a constant under {config}")
+
+
+def _grid_loop(info: Any, tile_size: int) -> LoopInfo:
+    size = info.size if isinstance(info.size, int) else None
+    return LoopInfo(info.block_id, _loop_name(info), tile_size, size, f"%iv_block{info.block_id}")
+
+
+def _loop_name(info: Any) -> str:
+    names = sorted(info.debug_names)
+    return names[0] if names else f"block{info.block_id}"
+
+
+def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> list[KernelArgInfo]:
+    """Tensor params in signature order, then host-allocated tensors, then scalars."""
+    params = list(bound_kernel.host_function.params.arguments)
+    seen: dict[str, Any] = {}
+    for node in facts.host_tensor_nodes(graph_ids):
+        seen.setdefault(host_tensor_name(node), node.meta["val"])
+    ordered = [n for n in params if n in seen] + [n for n in seen if n not in params]
+    args = []
+    for index, name in enumerate(ordered):
+        val = seen[name]
+        elt = torch_dtype_to_mlir_element_type(val.dtype)
+        args.append(KernelArgInfo(name, index, True, val.dtype, tuple(val.shape), format_tensor_type(val.shape, elt), f"%{name}", name in params))
+    scalars = _scalar_params(bound_kernel, facts, graph_ids)
+    for name in [p for p in params if p in scalars]:
+        dtype = scalars[name]
+        elt = torch_dtype_to_mlir_element_type(dtype)
+        args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, f"%{name}", True))
+    return args
+
+
+def _scalar_params(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> dict[str, torch.dtype]:
+    """Kernel parameters used as symbolic scalars on the device (eps, scale, seed...)."""
+    origins = bound_kernel.host_function.expr_to_origin
+    found: dict[str, torch.dtype] = {}
+    for gid in graph_ids:
+        for node in facts.nodes(gid):
+            val = node.meta.get("val")
+            if node.target is not _tracing_ops._get_symnode or not isinstance(val, (torch.SymInt, torch.SymFloat)):
+                continue
+            entry = origins.get(val.node.expr)
+            if entry is not None and isinstance(entry.origin, NameOrigin):
+                found[entry.origin.name] = torch.float64 if isinstance(val, torch.SymFloat) else torch.int64
+    return found

@@ -1,0 +1,143 @@
+"""MLIRBuilder: indented MLIR text emission with stable SSA names, plus type helpers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+_ELEMENT_TYPES: dict[torch.dtype, str] = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.uint8: "i8",
+    torch.bool: "i1",
+    torch.float8_e4m3fn: "f8E4M3FN",
+    torch.float8_e5m2: "f8E5M2",
+}
+_BITS_AS_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def torch_dtype_to_mlir_element_type(dtype: torch.dtype) -> str:
+    """MLIR builtin element type of a torch dtype (signless integers, as linalg wants)."""
+    try:
+        return _ELEMENT_TYPES[dtype]
+    except KeyError:
+        raise TypeError(f"dtype {dtype} has no MLIR element type here") from None
+
+
+def is_concrete_size(size: object) -> bool:
+    """True for sizes known at trace time (ints), False for SymInts."""
+    return isinstance(size, int) and not isinstance(size, bool)
+
+
+def format_tensor_type(shape: Sequence[object], element_type: str) -> str:
+    """tensor<4x?xf32>: concrete sizes print as numbers, symbolic ones as '?'."""
+    dims = "".join(f"{s if is_concrete_size(s) else '?'}x" for s in shape)
+    return f"tensor<{dims}{element_type}>"
+
+
+def format_float(value: float, dtype: torch.dtype) -> str:
+    """A float literal MLIR parses back to the same bits of `dtype` (hex for inf/nan)."""
+    rounded = torch.tensor(value, dtype=dtype)
+    if math.isfinite(float(rounded)):
+        return repr(float(rounded))
+    bits = rounded.view(_BITS_AS_INT[dtype.itemsize]).item() & ((1 << (8 * dtype.itemsize)) - 1)
+    return f"0x{bits:0{2 * dtype.itemsize}X}"
+
+
+def format_scalar(value: object, dtype: torch.dtype) -> str:
+    """The attribute text of a scalar constant of `dtype`."""
+    if dtype == torch.bool:
+        return "true" if value else "false"
+    if dtype.is_floating_point:
+        return format_float(float(value), dtype)
+    return str(int(value))
+
+
+@dataclass
+class MLIRBuilder:
+    """Accumulates MLIR lines; hands out unique SSA names derived from FX node names."""
+
+    indent_unit: str = "  "
+    lines: list[str] = field(default_factory=list)
+    depth: int = 0
+    _used: set[str] = field(default_factory=set)
+    _prologue_at: int = 0
+    _prologue_depth: int = 0
+    _constants: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def emit(self, text: str) -> None:
+        for line in text.splitlines():
+            self.lines.append(f"{self.indent_unit * self.depth}{line}")
+
+    def push(self) -> None:
+        self.depth += 1
+
+    def pop(self) -> None:
+        self.depth -= 1
+
+    def fresh(self, hint: str) -> str:
+        """'%hint', or '%hint_N' if taken: names stay readable and unique per function."""
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
+        if base[0].isdigit():
+            base = f"v{base}"
+        name, n = base, 0
+        while name in self._used:
+            n += 1
+            name = f"{base}_{n}"
+        self._used.add(name)
+        return f"%{name}"
+
+    def constant(self, value: str, mlir_type: str, hint: str) -> str:
+        """A function-level constant, emitted once at the top of the body and reused."""
+        key = (value, mlir_type)
+        if key not in self._constants:
+            name = self.fresh(hint)
+            line = f"{self.indent_unit * self._prologue_depth}{name} = arith.constant {value} : {mlir_type}"
+            self.lines.insert(self._prologue_at, line)
+            self._prologue_at += 1
+            self._constants[key] = name
+        return self._constants[key]
+
+    def index(self, value: int) -> str:
+        return self.constant(str(value), "index", f"c{value}" if value >= 0 else f"c_neg{-value}")
+
+    def emit_module_start(self, attrs: dict[str, str]) -> None:
+        body = ", ".join(f"{k} = {v}" for k, v in attrs.items())
+        self.emit(f"module attributes {{{body}}} {{")
+        self.push()
+
+    def emit_module_end(self) -> None:
+        self.pop()
+        self.emit("}")
+
+    def emit_func_start(self, name: str, args: Sequence[tuple[str, str]], results: Sequence[str]) -> None:
+        params = ", ".join(f"{ssa}: {ty}" for ssa, ty in args)
+        for ssa, _ in args:
+            self._used.add(ssa.lstrip("%"))
+        ret = "" if not results else " -> " + (
+            results[0] if len(results) == 1 else f"({', '.join(results)})"
+        )
+        self.emit(f"func.func @{name}({params}){ret} {{")
+        self.push()
+        self._prologue_at = len(self.lines)
+        self._prologue_depth = self.depth
+
+    def emit_func_end(self, values: Sequence[str], types: Sequence[str]) -> None:
+        if values:
+            self.emit(f"return {', '.join(values)} : {', '.join(types)}")
+        else:
+            self.emit("return")
+        self.pop()
+        self.emit("}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"

@@ -1,0 +1,107 @@
+"""Pass pipelines: resolve helion/loom ops, torch -> linalg, linalg -> LLVM."""
+
+from __future__ import annotations
+
+import functools
+
+from torch_mlir import ir, passmanager
+from torch_mlir.dialects import arith
+
+from .dialects import mlir_context
+from .errors import MLIRTextError
+from .mlir_text import format_diagnostic, parse_module
+
+TORCH_TO_LINALG = (
+    "builtin.module(canonicalize,"
+    "func.func(torch-decompose-complex-ops,convert-torch-to-tmtensor,convert-torch-to-linalg,"
+    "convert-torch-to-scf,convert-torch-to-arith),"
+    # canonicalize drops torch ops left dead by the conversion (list constants).
+    "canonicalize,func.func(torch-finalizing-backend-type-conversion),canonicalize,cse)"
+)
+# one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first.
+# buffer-results-to-out-params makes the caller own every output buffer (no leaks);
+# refback-munge-memref-copy removes the JIT's need for libmlir_c_runner_utils.
+LINALG_TO_LLVM = (
+    "builtin.module(lower-affine,"
+    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,convert-bufferization-to-memref,"
+    "scf-forall-to-for,func.func(refback-munge-memref-copy,convert-linalg-to-loops),"
+    "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "arith-expand{include-bf16=true},convert-math-to-llvm,convert-math-to-libm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
+
+
+@functools.cache
+def pass_manager(pipeline: str) -> passmanager.PassManager:
+    """Parsed once per process: pipelines are reused across kernels."""
+    with mlir_context():
+        return passmanager.PassManager.parse(pipeline)
+
+
+def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
+    """Run a pipeline in place, turning MLIR failures into MLIRTextError."""
+    with mlir_context():
+        try:
+            pass_manager(pipeline).run(module.operation)
+        except ir.MLIRError as err:
+            diags = [format_diagnostic(d, "<mlir>") for d in err.error_diagnostics]
+            raise MLIRTextError(stage, diags or [str(err)]) from None
+
+
+def _ops_named(module: ir.Module, names: set[str]) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def resolve_helion_ops(module: ir.Module) -> None:
+    """loom.get_symbol -> arith.constant from module attributes; helion.phi -> loop result."""
+    attrs = module.operation.attributes
+    with mlir_context(), ir.Location.unknown():
+        for op in _ops_named(module, {"loom.get_symbol", "helion.phi"}):
+            if op.name == "helion.phi":
+                op.results[0].replace_all_uses_with(op.operands[1])
+            else:
+                name = ir.StringAttr(op.attributes["name"]).value
+                key = f"loom.{name}"
+                if key not in attrs:
+                    raise MLIRTextError("resolve-symbols", [f"no module attribute '{key}' for loom.get_symbol"])
+                with ir.InsertionPoint(op), op.location:
+                    const = arith.ConstantOp(ir.IndexType.get(), ir.IntegerAttr(attrs[key]).value)
+                op.results[0].replace_all_uses_with(const.result)
+            op.erase()
+
+
+def to_linalg_module(module: ir.Module) -> ir.Module:
+    resolve_helion_ops(module)
+    run_pipeline(module, TORCH_TO_LINALG, "torch-to-linalg")
+    return module
+
+
+def to_llvm_module(module: ir.Module) -> ir.Module:
+    to_linalg_module(module)
+    with mlir_context():
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    run_pipeline(module, LINALG_TO_LLVM, "linalg-to-llvm")
+    return module
+
+
+def lower_to_linalg(mlir_text: str) -> str:
+    """Kernel MLIR -> linalg-on-tensors text (no torch, helion or loom ops left)."""
+    return str(to_linalg_module(parse_module(mlir_text)))
+
+
+def lower_to_llvm(mlir_text: str) -> str:
+    """Kernel MLIR -> LLVM-dialect text, ready for the JIT or mlir-translate."""
+    return str(to_llvm_module(parse_module(mlir_text)))

@@ -1,0 +1,139 @@
+"""compile_kernel: JIT the lowered MLIR and run it from the kernel's own host code."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import helion
+import torch
+from torch_mlir.execution_engine import ExecutionEngine
+
+from .dialects import mlir_context
+from .errors import HelionMLIRError
+from .ir_visitor import IRVisitor
+from .host_program import build_host_function
+from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
+from .mlir_text import parse_module
+from .passes import to_llvm_module
+
+
+def _descriptor_class(rank: int) -> type[ctypes.Structure]:
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_longlong)]
+    if rank:
+        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
+    """A memref descriptor viewing a contiguous tensor's storage (no copy)."""
+    desc = _descriptor_class(tensor.dim())()
+    desc.allocated = desc.aligned = tensor.data_ptr()
+    desc.offset = 0
+    for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
+        desc.shape[i], desc.strides[i] = size, stride
+    return desc
+
+
+_SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
+
+
+@dataclass
+class Engine:
+    """A JIT-compiled kernel func: inputs, then one caller-owned buffer per output."""
+
+    engine: ExecutionEngine
+    name: str
+    args: list[KernelArgInfo]
+    outputs: list[KernelArgInfo]
+
+    def run(self, scope: dict[str, Any]) -> None:
+        """Run on the host tensors named in `scope`; write results back into them."""
+        inputs = [self._input(arg, scope[arg.name]) for arg in self.args]
+        outs = [torch.empty(tuple(scope[o.name].shape), dtype=o.dtype) for o in self.outputs]
+        keep = [*inputs, *outs]
+        ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
+        ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for t in outs]
+        self.engine.invoke(self.name, *ptrs)
+        del keep
+        for out, arg in zip(outs, self.outputs):
+            scope[arg.name].copy_(out)
+
+    @staticmethod
+    def _input(arg: KernelArgInfo, value: Any) -> Any:
+        if not arg.is_tensor:
+            return value
+        if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
+            raise HelionMLIRError(f"argument '{arg.name}' must be a CPU tensor")
+        return value.contiguous()
+
+    @staticmethod
+    def _pointer(arg: KernelArgInfo, value: Any) -> Any:
+        if arg.is_tensor:
+            return ctypes.pointer(ctypes.pointer(memref_descriptor(value)))
+        return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
+
+
+def jit(bound_kernel: Any, config: helion.Config) -> Engine:
+    """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
+    ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
+    module = parse_module(IRVisitor(ctx).lower())
+    to_llvm_module(module)
+    with mlir_context():
+        engine = ExecutionEngine(module, opt_level=3)
+    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args)
+
+
+# (id(bound kernel), config) -> (bound kernel, engine); holding the kernel keeps its id unique.
+_ENGINES: dict[tuple[int, str], tuple[Any, Engine]] = {}
+
+
+def cached_engine(bound_kernel: Any, config: helion.Config) -> Engine:
+    """JIT once per bound kernel (one argument signature) and config, per process."""
+    key = (id(bound_kernel), repr(config))
+    if key not in _ENGINES:
+        _ENGINES[key] = (bound_kernel, jit(bound_kernel, config))
+    return _ENGINES[key][1]
+
+
+@dataclass
+class CompiledKernel:
+    """Callable like the Helion kernel: host code in Python, device code JIT-compiled.
+
+    A call with a new argument signature binds the kernel again and compiles once."""
+
+    kernel: Any
+    config: helion.Config | None
+    _hosts: dict[tuple, Callable[..., Any]] = field(default_factory=dict)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(self.kernel.normalize_args(*args, **kwargs))
+        return self.host_for(args)(*args)
+
+    def host_for(self, args: tuple[Any, ...]) -> Callable[..., Any]:
+        key = _signature(args)
+        if key not in self._hosts:
+            self.add(self.kernel.bind(args))
+        return self._hosts[key]
+
+    def add(self, bound_kernel: Any) -> None:
+        engine = cached_engine(bound_kernel, resolve_config(bound_kernel, self.config))
+        host = build_host_function(bound_kernel.host_function, engine.run)
+        self._hosts[_signature(tuple(bound_kernel.fake_args))] = host
+
+
+def _signature(args: tuple[Any, ...]) -> tuple:
+    """Shapes and dtypes of tensors; scalars by kind (fake args hold SymFloat for float)."""
+    return tuple(
+        (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__.removeprefix("Sym").lower(),)
+        for a in args
+    )
+
+
+def compile_kernel(bound_kernel: Any, *, config: helion.Config | None = None) -> CompiledKernel:
+    """A callable that runs the kernel's host code with the device part JIT-compiled."""
+    compiled = CompiledKernel(bound_kernel.kernel, config)
+    compiled.add(bound_kernel)
+    return compiled

@@ -1,0 +1,57 @@
+"""Recover ATen inputs that Helion replaces with None while binding.
+
+Helion's Inductor lowering nulls inputs its generated code does not read (`x*x`
+becomes `mul.Tensor(x, None)`, `mean.dim(None, ...)` reads an extra buffer).
+We need the real operands, so we wrap `strip_unused_inputs` to keep a copy of each
+node's args before they are stripped. This must be installed before kernels bind,
+which importing helion_fx_mlir does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch.fx as fx
+from helion._compiler import inductor_lowering
+
+from .errors import LoweringError
+
+ORIGINAL_ARGS = "helion_fx_mlir.original_args"
+
+
+def install() -> None:
+    """Wrap Helion's strip_unused_inputs once (idempotent)."""
+    strip = inductor_lowering.strip_unused_inputs
+    if getattr(strip, "_records_original_args", False):
+        return
+
+    def recording_strip(node: fx.Node, *args: Any, **kwargs: Any) -> Any:
+        node.meta.setdefault(ORIGINAL_ARGS, node.args)
+        return strip(node, *args, **kwargs)
+
+    recording_strip._records_original_args = True  # type: ignore[attr-defined]
+    inductor_lowering.strip_unused_inputs = recording_strip
+
+
+def restored_args(node: fx.Node) -> tuple[list[Any], dict[str, Any]]:
+    """The node's args with stripped (None) positions put back; other args stay as they
+    are, since Helion legitimately rewrites them (e.g. inserting _mask_to)."""
+    args = list(node.args)
+    original = node.meta.get(ORIGINAL_ARGS)
+    if original is None:
+        if None in args and _inductor_lowered(node):
+            raise LoweringError(node, "Helion stripped an input of this op before its args were recorded; "
+                                      "import helion_fx_mlir before binding the kernel")
+        return args, dict(node.kwargs)
+    # build_codegen_graphs copies graphs: recorded nodes are found again by name.
+    by_name = {n.name: n for n in node.graph.nodes}
+    restored = [
+        fx.map_arg(original[i], lambda n: by_name[n.name]) if arg is None and i < len(original) else arg
+        for i, arg in enumerate(args)
+    ]
+    return restored, dict(node.kwargs)
+
+
+def _inductor_lowered(node: fx.Node) -> bool:
+    lowering = node.meta.get("lowering")
+    return isinstance(lowering, (inductor_lowering.PointwiseLowering, inductor_lowering.ReductionLowering))
