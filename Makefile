@@ -28,7 +28,7 @@ lit: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv lit_tests
 
 bench: $(STAMP)
-	$(PY) tools/bench.py
+	$(VENV)/bin/helion-mlir bench
 
 clean:
 	rm -rf $(VENV) lit_tests/Output

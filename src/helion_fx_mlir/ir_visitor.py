@@ -111,6 +111,16 @@ class IRVisitor:
         self.tensor_state: dict[str, Value] = {}
         self.parallel_stores: list[str] | None = None
         self.block_size_ssa: dict[int, str] = {}
+        # torch_c bridges visible in the current region and those enclosing it.
+        self.bridges: list[dict[str, str]] = [{}]
+
+    def enter_region(self) -> None:
+        self.builder.push()
+        self.bridges.append({})
+
+    def exit_region(self) -> None:
+        self.bridges.pop()
+        self.builder.pop()
 
     # ----------------------------------------------------------------- driver
     def lower(self) -> str:
@@ -164,7 +174,7 @@ class IRVisitor:
             types = ", ".join(o.type for o in outs)
             head = f"{self._results(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
         b.emit(head + " {")
-        b.push()
+        self.enter_region()
         saved_tiles = dict(self.tiles)
         for (loop, begin, end), iv in zip(bounds, ivs):
             self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end)
@@ -179,7 +189,7 @@ class IRVisitor:
         b.emit("}")
         self.parallel_stores = None
         self.tiles = saved_tiles
-        b.pop()
+        self.exit_region()
         b.emit("}")
         for i, (t, o) in enumerate(zip(stored, outs)):
             self.tensor_state[t] = Value(self._result(result, i, len(outs)), o.type)
@@ -207,7 +217,7 @@ class IRVisitor:
                 pairs = ", ".join(f"{n} = {v.ssa}" for n, v in zip(names, current))
                 head = f"{self._results(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
             b.emit(head + " {")
-            b.push()
+            self.enter_region()
             self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end)
             current = [Value(n, v.type) for n, v in zip(names, current)]
         yields = body(current)
@@ -218,7 +228,7 @@ class IRVisitor:
                 b.emit(f"{terminator} {', '.join(y.ssa for y in yields)} : {', '.join(y.type for y in yields)}")
             elif kind == "scf":
                 b.emit("scf.yield")
-            b.pop()
+            self.exit_region()
             b.emit("}")
             yields = [Value(self._result(results[depth], i, len(inits)), v.type) for i, v in enumerate(inits)]
         self.tiles = saved_tiles
@@ -565,18 +575,20 @@ class IRVisitor:
         return self.emit_torch_op(node.name, node.target, args, kwargs, node.meta["val"])
 
     def emit_torch_op(self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> Any:
-        operands: list[torch_mlir_helper.Operand] = []
+        by_node: dict[fx.Node, torch_mlir_helper.Operand] = {}
 
         def operand(arg: Any) -> Any:
             if isinstance(arg, fx.Node):
-                operands.append(self.torch_operand(arg))
-                return operands[-1]
+                if arg not in by_node:
+                    by_node[arg] = self.torch_operand(arg)
+                return by_node[arg]
             if isinstance(arg, (list, tuple)):
                 return type(arg)(operand(a) for a in arg)
             return arg
 
         op_args = [operand(a) for a in args]
         op_kwargs = {k: operand(v) for k, v in kwargs.items()}
+        operands = list(by_node.values())
         imported = torch_mlir_helper.import_aten(target, op_args, op_kwargs, operands, result)
         bridged = [self.to_torch(o, t) for o, t in zip(operands, imported.input_types, strict=True)]
         inlined = torch_mlir_helper.inline(imported, bridged, name, self.builder.fresh)
@@ -604,6 +616,16 @@ class IRVisitor:
         raise HelionMLIRError(f"symbolic float {val} (origin {origin}) is not supported")
 
     def to_torch(self, operand: torch_mlir_helper.Operand, torch_type: str) -> str:
+        """torch_c bridge of a builtin value, reused while it is in scope."""
+        key = f"{operand.ssa}:{torch_type}"
+        for scope in reversed(self.bridges):
+            if key in scope:
+                return scope[key]
+        ssa = self._bridge(operand, torch_type)
+        self.bridges[-1][key] = ssa
+        return ssa
+
+    def _bridge(self, operand: torch_mlir_helper.Operand, torch_type: str) -> str:
         b = self.builder
         ssa = b.fresh(f"{operand.ssa.lstrip('%').split('#')[0]}_vt")
         if operand.mlir_type == "index":
@@ -620,4 +642,5 @@ class IRVisitor:
         ty = mlir_type(val)
         ssa = self.builder.fresh(name)
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
+        self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)

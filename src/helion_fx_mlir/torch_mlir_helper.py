@@ -63,9 +63,11 @@ def _const_key(arg: Any) -> object:
 
 def signature_key(target: Any, args: Sequence[Any], kwargs: dict[str, Any], operands: Sequence[Operand], result: Any) -> tuple:
     """Equal keys import to the same func: operands by type, the rest by value."""
+    position = {id(o): i for i, o in enumerate(operands)}
+
     def key(arg: Any) -> object:
         if isinstance(arg, Operand):
-            return ("operand", _type_key(arg.val))
+            return ("operand", position[id(arg)], _type_key(arg.val))
         if isinstance(arg, (list, tuple)):
             return (type(arg).__name__, tuple(key(a) for a in arg))
         return _const_key(arg)

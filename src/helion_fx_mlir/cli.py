@@ -1,0 +1,170 @@
+"""helion-mlir: emit, validate, run and benchmark Helion kernels from the shell.
+
+Exit codes: 0 success, 1 invalid input or mismatch, 2 usage error. Failures print
+one message, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+from collections.abc import Sequence
+
+import torch
+
+from .errors import HelionMLIRError
+from .specs import SpecError, load_kernel, parse_args, parse_config
+
+PROG = "helion-mlir"
+
+
+class UsageError(Exception):
+    """Raised by the parser instead of exiting, so main() owns every exit code."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _kernel_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel", help="FILE.py:KERNEL")
+    parser.add_argument("--args", nargs="+", required=True, metavar="SPEC",
+                        help="argument specs: 128x256xf32 (random tensor), f32 (0-d), 1e-5 (scalar)")
+    parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="config entries, e.g. block_sizes=32,32 reduction_loops=None")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    emit = sub.add_parser("emit", help="print a kernel's MLIR")
+    _kernel_args(emit)
+    emit.add_argument("--name", help="func name (default: the kernel's)")
+    emit.add_argument("-o", "--output", help="write to FILE instead of stdout")
+    validate = sub.add_parser("validate", help="parse and verify an MLIR file; print diagnostics")
+    validate.add_argument("file", help="FILE.mlir, or - for stdin")
+    run = sub.add_parser("run", help="compile and run a kernel on random inputs; compare with eager")
+    _kernel_args(run)
+    run.add_argument("--reference", help="FILE.py:FN computing the expected result (default: the "
+                                         "kernel's Python body run eagerly by Helion's ref mode)")
+    run.add_argument("--rtol", type=float, default=None)
+    run.add_argument("--atol", type=float, default=None)
+    bench = sub.add_parser("bench", help="print the benchmark table of the sample kernels")
+    bench.add_argument("names", nargs="*", help="sample kernel names (default: all)")
+    bench.add_argument("--repeat", type=int, default=5)
+    return parser
+
+
+def cmd_emit(ns: argparse.Namespace) -> int:
+    from .helion_mlir import generate_mlir
+
+    kernel = load_kernel(ns.kernel)
+    text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config))
+    _write(text, ns.output)
+    return 0
+
+
+def cmd_validate(ns: argparse.Namespace) -> int:
+    from .helion_mlir import validate_with_helion_opt
+
+    name = "<stdin>" if ns.file == "-" else ns.file
+    text = sys.stdin.read() if ns.file == "-" else _read(ns.file)
+    result = validate_with_helion_opt(text, name)
+    for diag in result.diagnostics:
+        print(diag, file=sys.stderr)
+    if result.ok:
+        print(f"{name}: valid")
+    return 0 if result.ok else 1
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from .runtime import compile_kernel
+
+    kernel = load_kernel(ns.kernel)
+    args = parse_args(ns.args, ns.seed)
+    compiled = compile_kernel(kernel.bind(args), config=parse_config(ns.config))
+    start = time.perf_counter()
+    got = compiled(*_clone(args))
+    mlir_ms = (time.perf_counter() - start) * 1e3
+    reference = load_kernel_fn(ns.reference) if ns.reference else _eager(kernel)
+    start = time.perf_counter()
+    want = reference(*_clone(args))
+    eager_ms = (time.perf_counter() - start) * 1e3
+    try:
+        torch.testing.assert_close(got, want, rtol=ns.rtol, atol=ns.atol, equal_nan=True)
+    except AssertionError as err:
+        print(f"MISMATCH against eager PyTorch:\n{err}")
+        return 1
+    print(f"match: compiled MLIR {mlir_ms:.3f} ms, eager PyTorch {eager_ms:.3f} ms")
+    return 0
+
+
+def _eager(kernel: object):
+    """The kernel run by Helion's ref mode: its body as plain eager PyTorch."""
+    import helion
+
+    return helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, static_shapes=True)
+
+
+def load_kernel_fn(ref: str):
+    path, _, name = ref.rpartition(":")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_helion_fx_mlir_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def _clone(args: Sequence[object]) -> tuple[object, ...]:
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+
+def cmd_bench(ns: argparse.Namespace) -> int:
+    from .bench import main as bench_main
+
+    bench_main(ns.names or None, ns.repeat)
+    return 0
+
+
+def _read(path: str) -> str:
+    try:
+        return pathlib.Path(path).read_text()
+    except OSError as err:
+        raise HelionMLIRError(f"cannot read {path}: {err.strerror}") from None
+
+
+def _write(text: str, path: str | None) -> None:
+    if path:
+        pathlib.Path(path).write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+COMMANDS = {"emit": cmd_emit, "validate": cmd_validate, "run": cmd_run, "bench": cmd_bench}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        ns = build_parser().parse_args(argv)
+        return COMMANDS[ns.command](ns)
+    except UsageError as err:
+        print(err, file=sys.stderr)
+        return 2
+    except SpecError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
+    except HelionMLIRError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # noqa: BLE001 - user kernels can raise anything; no tracebacks
+        print(f"{PROG}: error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

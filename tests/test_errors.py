@@ -1,0 +1,40 @@
+"""Unsupported input fails with one error type naming the node, target and source line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helion.language import _tracing_ops
+
+from helion_fx_mlir import LoweringError, generate_mlir, ir_visitor
+from helion_fx_mlir.examples import EXAMPLES
+
+
+def test_node_without_rule_names_node_target_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(ir_visitor.LOWERINGS, _tracing_ops._phi)
+    with pytest.raises(LoweringError) as err:
+        generate_mlir(EXAMPLES["matmul"].bind())
+    message = str(err.value)
+    assert "'_phi'" in message
+    assert "helion.language._tracing_ops._phi" in message
+    assert re.search(r"kernels\.py:\d+", message)
+    assert err.value.node_name == "_phi"
+
+
+def test_failures_inside_a_rule_are_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: object, node: object) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setitem(ir_visitor.LOWERINGS, _tracing_ops._new_var, broken)
+    with pytest.raises(LoweringError, match=r"'_new_var'.*KeyError"):
+        generate_mlir(EXAMPLES["matmul"].bind())
+
+
+def test_source_line_points_at_the_kernel_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(ir_visitor.LOWERINGS, _tracing_ops._phi)
+    with pytest.raises(LoweringError) as err:
+        generate_mlir(EXAMPLES["matmul"].bind())
+    path, line = err.value.source.rsplit(":", 1)
+    source = open(path).read().splitlines()[int(line) - 1]
+    assert "for tile_k in hl.tile(k)" in source or "acc" in source
