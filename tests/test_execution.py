@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import helion
 import pytest
 import torch
 
@@ -19,18 +18,14 @@ def test_matches_eager(name: str, dtype: torch.dtype) -> None:
     torch.testing.assert_close(got, example.reference(*args))
 
 
-@pytest.mark.parametrize(
-    ("name", "config"),
-    [
-        ("add", helion.Config(block_sizes=[8, 64])),
-        ("matmul", helion.Config(block_sizes=[32, 8, 64])),
-        ("softmax", helion.Config(block_sizes=[4])),
-        ("softmax_two_pass", helion.Config(block_sizes=[8, 64])),
-        ("layer_norm", helion.Config(block_sizes=[1])),
-        ("rms_norm", helion.Config(block_sizes=[64])),
-        ("sum_rows", helion.Config(block_sizes=[2])),
-    ],
-)
+CONFIG_CASES = [
+    pytest.param(name, config, id=f"{name}-{i}")
+    for name, example in EXAMPLES.items()
+    for i, config in enumerate(example.configs)
+]
+
+
+@pytest.mark.parametrize(("name", "config"), CONFIG_CASES)
 def test_other_configs_give_the_same_numbers(name: str, config: helion.Config) -> None:
     example = EXAMPLES[name]
     args = example.args()

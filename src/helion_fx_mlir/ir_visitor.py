@@ -1,104 +1,27 @@
 """IRVisitor: walks Device IR graphs from the roots and emits MLIR through MLIRBuilder.
 
-Dispatch goes through `LOWERINGS`, a table from FX target to rule (filled by the
-`@lowers` decorator), the way torch-mlir's importer and JAX's lowering rules work.
-ATen/prims overloads without a rule of their own go to torch-mlir.
+Dispatch goes through `dispatch.LOWERINGS`, a table from FX target to rule (rules live
+in `rules/`, registered by `@lowers`), the way torch-mlir's importer and JAX's lowering
+rules work. ATen/prims overloads without a rule of their own go to torch-mlir.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sympy
 import torch
 import torch.fx as fx
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
-from helion.language import _tracing_ops, creation_ops, memory_ops, view_ops
 
-from . import torch_mlir_helper
+from . import rules, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
+from .dispatch import LOWERINGS
 from .errors import HelionMLIRError, LoweringError
-from .graph_analysis import host_tensor_name
+from .ir_values import Tile, Value, mlir_type
 from .lowering_context import LoopInfo, LoweringContext, RootInfo
-from .mlir_builder import format_scalar, format_tensor_type, is_concrete_size, torch_dtype_to_mlir_element_type
+from .mlir_builder import is_concrete_size
 from .stripped_args import restored_args
-
-Rule = Callable[["IRVisitor", fx.Node], Any]
-LOWERINGS: dict[object, Rule] = {}
-
-
-def lowers(*targets: object) -> Callable[[Rule], Rule]:
-    """Register a method as the lowering rule of the given FX targets."""
-
-    def register(rule: Rule) -> Rule:
-        for target in targets:
-            LOWERINGS[target] = rule
-        return rule
-
-    return register
-
-
-@dataclass(frozen=True)
-class Value:
-    """An SSA value and its MLIR type."""
-
-    ssa: str
-    type: str
-
-
-@dataclass(frozen=True)
-class HostTensorRef:
-    """A `_host_tensor` node: loads and stores read the tensor's current SSA value."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Tile:
-    """The current tile of a block id: begin offset and exact size (both index SSA)."""
-
-    offset: str
-    size: str
-
-
-@dataclass(frozen=True)
-class Slice:
-    """One dimension of a load/store index: offset, size (SSA or literal), kept or dropped."""
-
-    offset: str | int
-    size: str | int
-    keep: bool
-
-
-def mlir_type(val: Any) -> str:
-    """The builtin MLIR type of an FX meta value (FakeTensor or SymInt)."""
-    if isinstance(val, torch.Tensor):
-        return format_tensor_type(val.shape, torch_dtype_to_mlir_element_type(val.dtype))
-    if isinstance(val, (torch.SymInt, int)):
-        return "index"
-    raise HelionMLIRError(f"no MLIR type for {type(val).__name__}")
-
-
-def carried_args(loop: fx.Node, n_results: int) -> list[int]:
-    """For each loop result i, the arg position j it carries: found through
-    `_phi(args[j], getitem(loop, i))`, else positional (rolled reductions have no phi)."""
-    args = loop.args[3]
-    carried = list(range(n_results))
-    for user in loop.users:
-        if user.target is operator.getitem:
-            for phi in user.users:
-                if phi.target is _tracing_ops._phi and phi.args[0] in args:
-                    carried[user.args[1]] = args.index(phi.args[0])
-    if any(j >= len(args) for j in carried):
-        raise LoweringError(loop, f"loop yields {n_results} values but carries {len(args)} args")
-    return carried
-
-
-def _dims(mlir_tensor_type: str) -> list[str]:
-    return mlir_tensor_type[len("tensor<") : -1].split("x")[:-1]
-
 
 class IRVisitor:
     """Emits one func for a bound kernel: grids, loops, slices and torch ops."""
@@ -290,7 +213,7 @@ class IRVisitor:
     def visit_node(self, node: fx.Node) -> None:
         rule = LOWERINGS.get(node.target)
         if rule is None and isinstance(node.target, torch._ops.OpOverload):
-            rule = IRVisitor.visit_aten_compute
+            rule = IRVisitor.aten_compute
         if rule is None:
             raise LoweringError(node, "no lowering rule for this target")
         try:
@@ -351,200 +274,6 @@ class IRVisitor:
             return self.tiles[origin.block_id]
         return Tile(self.builder.index(0), self.block_value(origin.block_id))
 
-    # ---------------------------------------------------------- Helion ops
-    @lowers(_tracing_ops._host_tensor)
-    def visit_host_tensor(self, node: fx.Node) -> HostTensorRef:
-        return HostTensorRef(node.args[0])
-
-    @lowers(_tracing_ops._get_symnode, torch.ops.aten.sym_size.int, _tracing_ops._inductor_lowering_extra)
-    def visit_symbolic(self, node: fx.Node) -> None:
-        """Symbols are resolved where they are used (by meta value), so nothing is emitted."""
-        return None
-
-    @lowers(_tracing_ops._new_var, _tracing_ops._mask_to)
-    def visit_alias(self, node: fx.Node) -> Value:
-        """_new_var copies; _mask_to masks lanes past the extent, and tiles here are exact."""
-        return self.value(node.args[0])
-
-    @lowers(operator.getitem)
-    def visit_getitem(self, node: fx.Node) -> Any:
-        source, index = node.args
-        return self.node_values[source][index]
-
-    @lowers(_tracing_ops._phi)
-    def visit_phi(self, node: fx.Node) -> Value:
-        init, loop_result = self.value(node.args[0]), self.value(node.args[1])
-        loop_result = self.coerce(loop_result, init.type)
-        ssa = self.builder.fresh(node.name)
-        self.builder.emit(f'{ssa} = "helion.phi"({init.ssa}, {loop_result.ssa}) : ({init.type}, {init.type}) -> {init.type}')
-        return Value(ssa, init.type)
-
-    @lowers(_tracing_ops._for_loop)
-    def visit_for_loop(self, node: fx.Node) -> list[Value]:
-        """affine.for per block id. Only args the body yields back are iter_args (plus
-        host tensors stored inside); read-only args are used directly from outside."""
-        graph_id, begins, ends, args = node.args
-        info = self.ctx.graphs[graph_id]
-        loops = [LoopInfo(bid, self._loop_name(bid), self.ctx.block_size_values[bid], None, f"%iv_block{bid}") for bid in info.block_ids]
-        bounds = list(zip(loops, begins, ends, strict=True))
-        placeholders = [n for n in info.graph.nodes if n.op == "placeholder"]
-        n_results = len(info.graph.output_node().args[0] or [])
-        carried = carried_args(node, n_results)
-        stored = self.ctx.stored_tensors(graph_id)
-        inits = [self.coerce(self.value(args[j]), mlir_type(placeholders[j].meta["val"])) for j in carried]
-        inits += [self.tensor_state[t] for t in stored]
-        names = [placeholders[j].name for j in carried] + [f"{t}_iter" for t in stored]
-
-        def body(values: list[Value]) -> list[Value]:
-            inputs = [self.value(a) for a in args]
-            for j, v in zip(carried, values):
-                inputs[j] = v
-            self.tensor_state.update(zip(stored, values[n_results:]))
-            outputs = self.visit_graph(graph_id, inputs)
-            return [*outputs, *(self.tensor_state[t] for t in stored)]
-
-        kind = "affine" if all(isinstance(x, int) for x in (*begins, *ends)) else "scf"
-        results = self.emit_loop_nest(kind, bounds, names, inits, body)
-        self.tensor_state.update(zip(stored, results[n_results:]))
-        return results[:n_results]
-
-    def _loop_name(self, block_id: int) -> str:
-        names = sorted(self.ctx.block_sizes[block_id].debug_names)
-        return names[0] if names else f"block{block_id}"
-
-    @lowers(creation_ops.full)
-    def visit_full(self, node: fx.Node) -> Value:
-        shape, fill, dtype = node.args[0], node.args[1], node.args[2]
-        return self.emit_full(node, shape, fill, dtype)
-
-    @lowers(torch.ops.aten.full.default)
-    def visit_aten_full(self, node: fx.Node) -> Value:
-        dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
-        return self.emit_full(node, node.args[0], node.args[1], dtype)
-
-    def emit_full(self, node: fx.Node, shape: Sequence[Any], fill: Any, dtype: torch.dtype) -> Value:
-        """tensor.empty with the exact tile sizes, then linalg.fill with the constant."""
-        b = self.builder
-        ty = mlir_type(node.meta["val"])
-        elt = torch_dtype_to_mlir_element_type(dtype)
-        dynamic = [self.index_value(d) for d, dim in zip(shape, _dims(ty), strict=True) if dim == "?"]
-        cst = b.constant(format_scalar(fill, dtype), elt, "cst")
-        empty = b.fresh(f"{node.name}_empty")
-        b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
-        ssa = b.fresh(node.name)
-        b.emit(f"{ssa} = linalg.fill ins({cst} : {elt}) outs({empty} : {ty}) -> {ty}")
-        return Value(ssa, ty)
-
-    # --------------------------------------------------------------- memory
-    def slices(self, node: fx.Node, index: Sequence[Any], shape: Sequence[Any]) -> list[Slice]:
-        """Offsets and sizes of a tile access, one entry per tensor dimension."""
-        if len(index) > len(shape):
-            raise LoweringError(node, f"index {index} has more entries than the tensor has dims")
-        result = []
-        for dim, idx in enumerate([*index, *[slice(None)] * (len(shape) - len(index))]):
-            result.append(self._slice(node, idx, shape[dim]))
-        return result
-
-    def _slice(self, node: fx.Node, idx: Any, extent: Any) -> Slice:
-        if isinstance(idx, slice):
-            if idx.step not in (None, 1):
-                raise LoweringError(node, f"strided slice {idx} is not supported")
-            start, stop = idx.start or 0, extent if idx.stop is None else idx.stop
-            if isinstance(start, int) and isinstance(stop, int):
-                return Slice(start, stop - start, True)
-            raise LoweringError(node, f"symbolic slice bounds {idx} are not supported")
-        if isinstance(idx, int):
-            return Slice(idx, 1, False)
-        tile = self.tile_of(idx)
-        if tile is not None:
-            return Slice(tile.offset, tile.size, True)
-        val = idx.meta.get("val") if isinstance(idx, fx.Node) else None
-        if isinstance(val, torch.SymInt):
-            return Slice(self.index_value(idx), 1, False)
-        raise LoweringError(node, f"index element {idx!r} is not supported")
-
-    def _slice_syntax(self, slices: Sequence[Slice], value_type: str) -> str:
-        """'[offsets] [sizes] [strides]': a size is literal where the value's dim is static."""
-        dims = iter(_dims(value_type))
-        sizes = []
-        for s in slices:
-            dim = next(dims) if s.keep else "1"
-            if dim != "?":
-                sizes.append(dim)
-            else:
-                sizes.append(s.size if isinstance(s.size, str) else self.builder.index(s.size))
-        offsets = [str(s.offset) for s in slices]
-        return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join('1' for _ in slices)}]"
-
-    def _host_ref(self, node: fx.Node) -> str:
-        ref = self.node_values.get(node.args[0])
-        if not isinstance(ref, HostTensorRef):
-            raise LoweringError(node, "the tensor is not a host tensor")
-        return ref.name
-
-    @lowers(memory_ops.load)
-    def visit_load(self, node: fx.Node) -> Value:
-        name = self._host_ref(node)
-        self._reject_extra_mask(node, node.args[2])
-        source = self.tensor_state[name]
-        slices = self.slices(node, node.args[1], self.ctx.tensor_arg(name).shape)
-        ty = mlir_type(node.meta["val"])
-        ssa = self.builder.fresh(node.name)
-        self.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{self._slice_syntax(slices, ty)} : {source.type} to {ty}")
-        return Value(ssa, ty)
-
-    @lowers(memory_ops.store)
-    def visit_store(self, node: fx.Node) -> None:
-        name = self._host_ref(node)
-        self._reject_extra_mask(node, node.args[3])
-        dest = self.tensor_state[name]
-        arg = self.ctx.tensor_arg(name)
-        value = self.convert(self.value(node.args[2]), node.args[2], arg.dtype)
-        where = self._slice_syntax(self.slices(node, node.args[1], arg.shape), value.type)
-        if self.parallel_stores is not None:
-            self.parallel_stores.append(f"tensor.parallel_insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
-            return None
-        ssa = self.builder.fresh(node.name)
-        self.builder.emit(f"{ssa} = tensor.insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
-        self.tensor_state[name] = Value(ssa, dest.type)
-        return None
-
-    @staticmethod
-    def _reject_extra_mask(node: fx.Node, mask: Any) -> None:
-        if mask is not None:
-            raise LoweringError(node, "extra_mask on loads/stores is not supported yet")
-
-    @lowers(view_ops.subscript)
-    def visit_subscript(self, node: fx.Node) -> Value:
-        """Indexing that only inserts unit dims (x[:, None]) becomes tensor.expand_shape."""
-        source, index = self.value(node.args[0]), node.args[1]
-        if any(i is not None and i != slice(None) for i in index):
-            raise LoweringError(node, f"subscript {index} is not supported (only ':' and None)")
-        ty = mlir_type(node.meta["val"])
-        groups: list[list[int]] = []
-        pending: list[int] = []
-        for out_dim, idx in enumerate(index):
-            if idx is None and not groups:
-                pending.append(out_dim)
-            elif idx is None:
-                groups[-1].append(out_dim)
-            else:
-                groups.append([*pending, out_dim])
-                pending = []
-        out_dims = _dims(ty)
-        sizes = []
-        src_dims = _dims(source.type)
-        for out_dim, dim in enumerate(out_dims):
-            if dim != "?":
-                sizes.append(dim)
-                continue
-            src_dim = next(i for i, g in enumerate(groups) if out_dim in g)
-            sizes.append(self.tensor_dim(source, src_dim) if src_dims[src_dim] == "?" else src_dims[src_dim])
-        reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
-        ssa = self.builder.fresh(node.name)
-        self.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {ty}")
-        return Value(ssa, ty)
-
     def tensor_dim(self, value: Value, dim: int) -> str:
         ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_dim{dim}")
         self.builder.emit(f"{ssa} = tensor.dim {value.ssa}, {self.builder.index(dim)} : {value.type}")
@@ -568,7 +297,7 @@ class IRVisitor:
         return self.emit_torch_op(node.name + "_cast", target, [node, dtype], {}, val.to(dtype))
 
     # ----------------------------------------------------------------- ATen
-    def visit_aten_compute(self, node: fx.Node) -> Any:
+    def aten_compute(self, node: fx.Node) -> Any:
         """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
         args, kwargs = restored_args(node)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}

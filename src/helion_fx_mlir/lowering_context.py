@@ -127,6 +127,9 @@ class LoweringContext:
         stored = {t for root in self.roots for t in self.stored_tensors(root.graph_id)}
         return [a for a in self.kernel_args if a.is_tensor and a.name in stored]
 
+    def loop_name(self, block_id: int) -> str:
+        return _loop_name(self.block_sizes[block_id])
+
     def tensor_arg(self, name: str) -> KernelArgInfo:
         for arg in self.kernel_args:
             if arg.name == name and arg.is_tensor:

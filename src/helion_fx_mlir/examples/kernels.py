@@ -1,11 +1,13 @@
-"""Sample Helion kernels: the issue-2 core set (each also has an eager reference)."""
+"""Core sample kernels: elementwise, matmul, softmax, norms, row sums."""
 
 from __future__ import annotations
 
-import torch
-
 import helion
 import helion.language as hl
+import torch
+import torch.nn.functional as F
+
+from .registry import FLOATS, Example, in_f32, randn, tensors
 
 
 @helion.kernel(static_shapes=True)
@@ -97,3 +99,26 @@ def sum_rows(x: torch.Tensor) -> torch.Tensor:
     for tile_m in hl.tile(m):
         out[tile_m] = x[tile_m, :].sum(-1)
     return out
+
+
+def _rms_norm_ref(x: torch.Tensor, w: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+EXAMPLES = [
+    Example("add", add, tensors(randn(37, 50), randn(37, 50)), torch.add, FLOATS,
+            (helion.Config(block_sizes=[8, 64]),)),
+    Example("matmul", matmul, tensors(randn(100, 130), randn(130, 70)), in_f32(torch.matmul), FLOATS,
+            (helion.Config(block_sizes=[32, 8, 64]),)),
+    Example("softmax", softmax, tensors(randn(37, 100)), in_f32(lambda x: torch.softmax(x, -1)), FLOATS,
+            (helion.Config(block_sizes=[4]),)),
+    Example("softmax_two_pass", softmax_two_pass, tensors(randn(37, 100)), lambda x: torch.softmax(x, -1),
+            configs=(helion.Config(block_sizes=[8, 64]),)),
+    Example("layer_norm", layer_norm, tensors(randn(37, 100), randn(100), randn(100)),
+            in_f32(lambda x, w, b: F.layer_norm(x, [x.shape[-1]], w, b, 1e-5)), (torch.float32, torch.bfloat16),
+            (helion.Config(block_sizes=[1]),)),
+    Example("rms_norm", rms_norm, tensors(randn(37, 100), randn(100)), in_f32(_rms_norm_ref),
+            (torch.float32, torch.float16), (helion.Config(block_sizes=[64]),)),
+    Example("sum_rows", sum_rows, tensors(randn(37, 100)), lambda x: x.sum(-1),
+            configs=(helion.Config(block_sizes=[2]),)),
+]

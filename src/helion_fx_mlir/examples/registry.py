@@ -1,0 +1,55 @@
+"""The Example type and input helpers used by every family module of sample kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+Args = tuple[Any, ...]
+FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A kernel, how to make its inputs for a dtype, and what eager PyTorch computes.
+
+    Shapes should not divide the default block sizes (16/32), so that every run
+    exercises the exact-size boundary tiles."""
+
+    name: str
+    kernel: Any
+    make_args: Callable[[torch.dtype], Args]
+    reference: Callable[..., Any]
+    dtypes: tuple[torch.dtype, ...] = (torch.float32,)
+    configs: tuple[Any, ...] = ()  # extra helion.Configs the tests also run
+
+    def args(self, dtype: torch.dtype = torch.float32, seed: int = 0) -> Args:
+        torch.manual_seed(seed)
+        return self.make_args(dtype)
+
+    def bind(self, dtype: torch.dtype = torch.float32) -> Any:
+        return self.kernel.bind(self.args(dtype))
+
+
+def randn(*shape: int) -> Callable[[torch.dtype], torch.Tensor]:
+    """A maker of a normal random tensor in the example's dtype."""
+    return lambda dtype: torch.randn(*shape, dtype=dtype)
+
+
+def tensors(*makers: Callable[[torch.dtype], Any]) -> Callable[[torch.dtype], Args]:
+    """Args from makers; a non-callable is passed through as a constant (e.g. eps)."""
+    return lambda dtype: tuple(make(dtype) if callable(make) else make for make in makers)
+
+
+def in_f32(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """Reference computed in f32 and cast back, as the kernels accumulate in f32."""
+
+    def run(*args: Any) -> torch.Tensor:
+        dtype = args[0].dtype
+        floats = [a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        return fn(*floats).to(dtype)
+
+    return run

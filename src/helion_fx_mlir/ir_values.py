@@ -1,0 +1,57 @@
+"""Small value types the visitor and the lowering rules share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .errors import HelionMLIRError
+from .mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
+
+
+@dataclass(frozen=True)
+class Value:
+    """An SSA value and its MLIR type."""
+
+    ssa: str
+    type: str
+
+
+@dataclass(frozen=True)
+class HostTensorRef:
+    """A `_host_tensor` node: loads and stores read the tensor's current SSA value."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Tile:
+    """The current tile of a block id: begin offset and exact size (both index SSA)."""
+
+    offset: str
+    size: str
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One dimension of a load/store index: offset, size (SSA or literal), kept or dropped."""
+
+    offset: str | int
+    size: str | int
+    keep: bool
+
+
+def mlir_type(val: Any) -> str:
+    """The builtin MLIR type of an FX meta value (FakeTensor or SymInt)."""
+    if isinstance(val, torch.Tensor):
+        return format_tensor_type(val.shape, torch_dtype_to_mlir_element_type(val.dtype))
+    if isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+        return "index"
+    raise HelionMLIRError(f"no MLIR type for {type(val).__name__}")
+
+
+def tensor_dims(mlir_tensor_type: str) -> list[str]:
+    """'tensor<4x?xf32>' -> ['4', '?']."""
+    return mlir_tensor_type[len("tensor<") : -1].split("x")[:-1]

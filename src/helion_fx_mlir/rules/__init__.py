@@ -1,0 +1,3 @@
+"""Lowering rules by family; importing this package fills `dispatch.LOWERINGS`."""
+
+from . import control_flow, memory, tensors  # noqa: F401

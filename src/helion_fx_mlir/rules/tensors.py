@@ -1,0 +1,104 @@
+"""Rules for values that need no loop or memory: host tensors, symbols, aliases, fills, views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+import torch.fx as fx
+from helion.language import _tracing_ops, creation_ops, view_ops
+
+from ..dispatch import lowers
+from ..errors import LoweringError
+from ..ir_values import HostTensorRef, Value, mlir_type, tensor_dims
+from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
+
+if TYPE_CHECKING:
+    from ..ir_visitor import IRVisitor
+
+
+@lowers(_tracing_ops._host_tensor)
+def host_tensor(v: IRVisitor, node: fx.Node) -> HostTensorRef:
+    """The func argument (the tensor's current SSA value at each load/store)."""
+    return HostTensorRef(node.args[0])
+
+
+@lowers(_tracing_ops._get_symnode, torch.ops.aten.sym_size.int, _tracing_ops._inductor_lowering_extra)
+def symbolic(v: IRVisitor, node: fx.Node) -> None:
+    """Nothing at the node: resolved where used (tile size, extent, block size, scalar arg).
+
+    Symbols are resolved by meta value; an _inductor_lowering_extra buffer is an Inductor
+    detail whose operand is restored on the op that reads it."""
+    return None
+
+
+@lowers(_tracing_ops._new_var, _tracing_ops._mask_to)
+def alias(v: IRVisitor, node: fx.Node) -> Value:
+    """The operand itself.
+
+    _new_var copies; _mask_to masks lanes past the extent, and tiles here are exact."""
+    return v.value(node.args[0])
+
+
+@lowers(creation_ops.full)
+def full(v: IRVisitor, node: fx.Node) -> Value:
+    """tensor.empty + linalg.fill (exact tile sizes)."""
+    shape, fill, dtype = node.args[0], node.args[1], node.args[2]
+    return emit_full(v, node, shape, fill, dtype)
+
+
+@lowers(torch.ops.aten.full.default)
+def aten_full(v: IRVisitor, node: fx.Node) -> Value:
+    """tensor.empty + linalg.fill."""
+    dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
+    return emit_full(v, node, node.args[0], node.args[1], dtype)
+
+
+def emit_full(v: IRVisitor, node: fx.Node, shape: Sequence[Any], fill: Any, dtype: torch.dtype) -> Value:
+    """tensor.empty with the exact tile sizes, then linalg.fill with the constant."""
+    b = v.builder
+    ty = mlir_type(node.meta["val"])
+    elt = torch_dtype_to_mlir_element_type(dtype)
+    dynamic = [v.index_value(d) for d, dim in zip(shape, tensor_dims(ty), strict=True) if dim == "?"]
+    cst = b.constant(format_scalar(fill, dtype), elt, "cst")
+    empty = b.fresh(f"{node.name}_empty")
+    b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
+    ssa = b.fresh(node.name)
+    b.emit(f"{ssa} = linalg.fill ins({cst} : {elt}) outs({empty} : {ty}) -> {ty}")
+    return Value(ssa, ty)
+
+
+@lowers(view_ops.subscript)
+def subscript(v: IRVisitor, node: fx.Node) -> Value:
+    """tensor.expand_shape (indexing that inserts unit dims, x[:, None])."""
+    source, index = v.value(node.args[0]), node.args[1]
+    if any(i is not None and i != slice(None) for i in index):
+        raise LoweringError(node, f"subscript {index} is not supported (only ':' and None)")
+    return expand_dims(v, node.name, source, index, mlir_type(node.meta["val"]))
+
+
+def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty: str) -> Value:
+    """tensor.expand_shape inserting a unit dim at each None of `index`."""
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for out_dim, idx in enumerate(index):
+        if idx is None and not groups:
+            pending.append(out_dim)
+        elif idx is None:
+            groups[-1].append(out_dim)
+        else:
+            groups.append([*pending, out_dim])
+            pending = []
+    src_dims = tensor_dims(source.type)
+    sizes = []
+    for out_dim, dim in enumerate(tensor_dims(ty)):
+        if dim != "?":
+            sizes.append(dim)
+            continue
+        src_dim = next(i for i, g in enumerate(groups) if out_dim in g)
+        sizes.append(v.tensor_dim(source, src_dim) if src_dims[src_dim] == "?" else src_dims[src_dim])
+    reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
+    ssa = v.builder.fresh(name)
+    v.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {ty}")
+    return Value(ssa, ty)
