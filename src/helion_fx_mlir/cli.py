@@ -11,11 +11,12 @@ import pathlib
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 from .errors import HelionMLIRError
-from .specs import SpecError, load_kernel, parse_args, parse_config
+from .specs import SpecError, import_file, load_kernel, parse_args, parse_config
 
 PROG = "helion-mlir"
 
@@ -110,14 +111,13 @@ def _eager(kernel: object):
     return helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, static_shapes=True)
 
 
-def load_kernel_fn(ref: str):
-    path, _, name = ref.rpartition(":")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_helion_fx_mlir_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
+def load_kernel_fn(ref: str) -> Any:
+    """FILE.py:FN -> the function (a custom reference for `run`)."""
+    path, sep, name = ref.rpartition(":")
+    fn = getattr(import_file(pathlib.Path(path)), name, None) if sep and pathlib.Path(path).is_file() else None
+    if not callable(fn):
+        raise SpecError(f"cannot find a function for --reference '{ref}' (expected FILE.py:FN)")
+    return fn
 
 
 def _clone(args: Sequence[object]) -> tuple[object, ...]:

@@ -32,15 +32,31 @@ def load_kernel(ref: str) -> Any:
     path = pathlib.Path(path_text)
     if not path.is_file():
         raise HelionMLIRError(f"no such file: {path}")
+    module = import_file(path)
+    kernel = getattr(module, name, None)
+    if not isinstance(kernel, helion.Kernel):
+        raise HelionMLIRError(f"{path} has no helion kernel named '{name}'")
+    return kernel
+
+
+def import_file(path: pathlib.Path) -> Any:
+    """Import a .py file; inside a package (dirs with __init__.py) by its dotted name,
+    so relative imports work, else as a standalone module."""
+    path = path.resolve()
+    parts, root = [path.stem], path.parent
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    if len(parts) > 1:
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        return importlib.import_module(".".join(parts))
     module_name = f"_helion_fx_mlir_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    kernel = getattr(module, name, None)
-    if not isinstance(kernel, helion.Kernel):
-        raise HelionMLIRError(f"{path} has no helion kernel named '{name}'")
-    return kernel
+    return module
 
 
 def parse_arg(spec: str, generator: torch.Generator) -> Any:
