@@ -6,15 +6,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import torch.fx as fx
-from helion.language import _tracing_ops, memory_ops
+from helion.language import _tracing_ops, atomic_ops, memory_ops
 
 # Which positional args of a control-flow op are graph ids of its sub-graphs.
 SUBGRAPH_ARGS: dict[object, tuple[int, ...]] = {
     _tracing_ops._for_loop: (0,),
     _tracing_ops._for_loop_step: (0,),
 }
-STORE_OPS = (memory_ops.store,)
-LOAD_OPS = (memory_ops.load,)
+# Atomics read and write, so a grid containing one is never an scf.forall.
+ATOMIC_OPS = (
+    atomic_ops.atomic_add, atomic_ops.atomic_max, atomic_ops.atomic_min, atomic_ops.atomic_and,
+    atomic_ops.atomic_or, atomic_ops.atomic_xor, atomic_ops.atomic_xchg, atomic_ops.atomic_cas,
+)
+STORE_OPS = (memory_ops.store, *ATOMIC_OPS)
+LOAD_OPS = (memory_ops.load, *ATOMIC_OPS)
 
 
 def subgraph_ids(node: fx.Node) -> list[int]:
@@ -65,7 +70,7 @@ class GraphFacts:
             name = host_tensor_name(node.args[0]) if node.args else None
             if node.target in STORE_OPS and name:
                 stores.add(name)
-            elif node.target in LOAD_OPS and name:
+            if node.target in LOAD_OPS and name:
                 loads.add(name)
             for sub in subgraph_ids(node):
                 self.analyze(sub)

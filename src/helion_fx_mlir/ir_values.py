@@ -20,6 +20,14 @@ class Value:
 
 
 @dataclass(frozen=True)
+class TypedValue:
+    """A value with its FX meta value (FakeTensor/SymInt), for ops built inside rules."""
+
+    value: Value
+    val: Any
+
+
+@dataclass(frozen=True)
 class HostTensorRef:
     """A `_host_tensor` node: loads and stores read the tensor's current SSA value."""
 

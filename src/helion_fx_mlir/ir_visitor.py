@@ -15,10 +15,10 @@ import torch
 import torch.fx as fx
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
 
-from . import rules, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
+from . import rules, symbols, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
 from .dispatch import LOWERINGS
 from .errors import HelionMLIRError, LoweringError
-from .ir_values import Tile, Value, mlir_type
+from .ir_values import Tile, TypedValue, Value, mlir_type
 from .lowering_context import LoopInfo, LoweringContext, RootInfo
 from .mlir_builder import is_concrete_size
 from .stripped_args import restored_args
@@ -71,7 +71,7 @@ class IRVisitor:
     def visit_root(self, root: RootInfo) -> None:
         """A grid: scf.forall when stores allow it, else a sequential scf.for nest."""
         stored = self.ctx.stored_tensors(root.graph_id)
-        bounds = [(loop, 0, loop.total_extent) for loop in root.loops]
+        bounds = [(loop, 0, self.ctx.block_sizes[loop.block_id].size) for loop in root.loops]
         if self.ctx.facts.is_parallel(root.graph_id):
             self.emit_forall(root, bounds, stored)
         else:
@@ -170,12 +170,15 @@ class IRVisitor:
         if isinstance(value, int):
             return str(value)
         symbols.append(self.index_value(value))
-        return f"s{len(symbols)}"
+        return f"s{len(symbols) - 1}"
 
     def emit_trip_count(self, loop: LoopInfo, begin: Any, end: Any) -> str:
         syms = [self.block_size_ssa[loop.block_id]]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
-        extent = str(int(hi) - int(lo)) if isinstance(begin, int) and isinstance(end, int) else f"({hi} - {lo})"
+        if isinstance(begin, int) and isinstance(end, int):
+            extent = str(end - begin)
+        else:
+            extent = hi if lo == "0" else f"({hi} - {lo})"
         ssa = self.builder.fresh(f"{loop.name}_trips")
         sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
         self.builder.emit(f"{ssa} = affine.apply affine_map<()[{sym_list}] -> ({extent} ceildiv s0)>()[{', '.join(syms)}]")
@@ -232,42 +235,55 @@ class IRVisitor:
 
     # -------------------------------------------------------------- symbols
     def index_value(self, arg: Any) -> str:
-        """An index SSA value for an int, a SymInt node or a SymInt."""
+        """An index SSA value for an int, a SymInt node, a SymInt or a sympy expression."""
         if isinstance(arg, fx.Node):
+            known = self.node_values.get(arg)
+            if isinstance(known, Value) and known.type == "index":
+                return known.ssa
             arg = arg.meta["val"]
         if is_concrete_size(arg):
             return self.builder.index(arg)
-        expr = arg._sympy_() if isinstance(arg, torch.SymInt) else arg
-        if isinstance(expr, sympy.Integer):
-            return self.builder.index(int(expr))
-        origin = self.ctx.origin(expr)
-        if isinstance(origin, BlockSizeOrigin):
-            return self.block_value(origin.block_id)
-        if isinstance(origin, NameOrigin):
-            return self.scalar_arg_as_index(origin.name)
-        raise HelionMLIRError(f"symbolic value {expr} (origin {origin}) is not supported")
+        expr = arg.node.expr if isinstance(arg, torch.SymInt) else arg
+        return symbols.emit_expr(self, sympy.sympify(expr))
+
+    def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
+        ssa = self.builder.fresh(hint)
+        self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : index")
+        return ssa
+
+    def arg_dim(self, name: str, dim: int) -> str:
+        """Runtime size of a dynamic func-argument dim, read once at the top of the func."""
+        arg = self.ctx.tensor_arg(name)
+        return self.builder.hoist(f"tensor.dim {arg.ssa_name}, {self.builder.index(dim)} : {arg.mlir_type}", f"{name}_dim{dim}")
+
+    def active_tile(self, block_id: int) -> Tile:
+        if block_id not in self.tiles:
+            raise HelionMLIRError(f"the tile of block {block_id} is used outside its loop")
+        return self.tiles[block_id]
 
     def block_value(self, block_id: int) -> str:
         """Inside a loop over the block: the exact tile size; a persistent rdim: its extent."""
         if block_id in self.tiles:
             return self.tiles[block_id].size
         info = self.ctx.block_sizes[block_id]
-        if info.reduction and isinstance(info.size, int):
-            return self.builder.index(info.size)
+        if info.reduction:
+            return self.index_value(info.size)
+        if block_id not in self.block_size_ssa:
+            raise HelionMLIRError(f"block {block_id} has no constant block size in this config")
         return self.block_size_ssa[block_id]
 
     def scalar_arg_as_index(self, name: str) -> str:
-        arg = next(a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor)
-        ssa = self.builder.fresh(f"{name}_index")
-        self.builder.emit(f"{ssa} = arith.index_cast {arg.ssa_name} : {arg.mlir_type} to index")
-        return ssa
+        arg = next((a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor), None)
+        if arg is None:
+            raise HelionMLIRError(f"'{name}' is not a scalar argument of the kernel")
+        return self.builder.hoist(f"arith.index_cast {arg.ssa_name} : {arg.mlir_type} to index", f"{name}_index")
 
     def tile_of(self, arg: Any) -> Tile | None:
         """The tile an index element denotes: a block-size SymInt of an active or rdim block."""
         val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
         if not isinstance(val, torch.SymInt):
             return None
-        origin = self.ctx.origin(val._sympy_())
+        origin = self.ctx.origin(val.node.expr)
         if not isinstance(origin, BlockSizeOrigin):
             return None
         if origin.block_id in self.tiles:
@@ -288,13 +304,11 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = tensor.cast {value.ssa} : {value.type} to {ty}")
         return Value(ssa, ty)
 
-    def convert(self, value: Value, node: fx.Node, dtype: torch.dtype) -> Value:
-        """Stores cast to the destination dtype, as Helion's store does."""
-        val = node.meta["val"]
-        if val.dtype == dtype:
+    def convert(self, value: TypedValue, dtype: torch.dtype, name: str) -> TypedValue:
+        """prims.convert_element_type when the dtype differs (stores cast, as Helion's do)."""
+        if value.val.dtype == dtype:
             return value
-        target = torch.ops.prims.convert_element_type.default
-        return self.emit_torch_op(node.name + "_cast", target, [node, dtype], {}, val.to(dtype))
+        return self.torch_call(f"{name}_cast", torch.ops.prims.convert_element_type.default, value, dtype)
 
     # ----------------------------------------------------------------- ATen
     def aten_compute(self, node: fx.Node) -> Any:
@@ -304,9 +318,14 @@ class IRVisitor:
         return self.emit_torch_op(node.name, node.target, args, kwargs, node.meta["val"])
 
     def emit_torch_op(self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> Any:
-        by_node: dict[fx.Node, torch_mlir_helper.Operand] = {}
+        by_node: dict[object, torch_mlir_helper.Operand] = {}
 
         def operand(arg: Any) -> Any:
+            if isinstance(arg, TypedValue):
+                key = arg.value.ssa
+                if key not in by_node:
+                    by_node[key] = torch_mlir_helper.Operand(arg.val, arg.value.ssa, arg.value.type)
+                return by_node[key]
             if isinstance(arg, fx.Node):
                 if arg not in by_node:
                     by_node[arg] = self.torch_operand(arg)
@@ -326,6 +345,16 @@ class IRVisitor:
         results = result if isinstance(result, (list, tuple)) else [result]
         values = [self.from_torch(name, r, t, val) for r, t, val in zip(inlined.results, inlined.result_types, results, strict=True)]
         return values if isinstance(result, (list, tuple)) else values[0]
+
+    def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
+        """One torch op inside a rule: operands are nodes or TypedValues; the result's
+        meta comes from running the op on the operands' FakeTensors."""
+        meta = lambda a: a.val if isinstance(a, TypedValue) else a.meta["val"] if isinstance(a, fx.Node) else a  # noqa: E731
+        fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
+        return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
+
+    def typed(self, node: fx.Node) -> TypedValue:
+        return TypedValue(self.value(node), node.meta["val"])
 
     def torch_operand(self, node: fx.Node) -> torch_mlir_helper.Operand:
         val = node.meta["val"]

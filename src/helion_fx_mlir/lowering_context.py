@@ -92,13 +92,15 @@ class LoweringContext:
         device_ir = host_fn.device_ir
         with bound_kernel.env, host_fn:
             block_size_values = {
-                info.block_id: _block_size_value(info, config) for info in bound_kernel.env.block_sizes
+                info.block_id: value
+                for info in bound_kernel.env.block_sizes
+                if (value := _block_size_value(info, config)) is not None
             }
             graphs = device_ir.build_codegen_graphs(config)
         block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
         facts = GraphFacts(graphs)
         roots = [
-            RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values[b]) for b in block_ids))
+            RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values.get(b)) for b in block_ids))
             for gid, block_ids in zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True)
         ]
         reachable = facts.reachable([r.graph_id for r in roots])
@@ -127,6 +129,14 @@ class LoweringContext:
         stored = {t for root in self.roots for t in self.stored_tensors(root.graph_id)}
         return [a for a in self.kernel_args if a.is_tensor and a.name in stored]
 
+    def dynamic_dim(self, symbol: Any) -> tuple[str, int] | None:
+        """(func arg, dim) whose size is this symbol, for static_shapes=False kernels."""
+        for arg in self.kernel_args:
+            for dim, size in enumerate(arg.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr == symbol:
+                    return arg.name, dim
+        return None
+
     def loop_name(self, block_id: int) -> str:
         return _loop_name(self.block_sizes[block_id])
 
@@ -150,16 +160,18 @@ def resolve_config(bound_kernel: Any, config: helion.Config | None) -> helion.Co
     return bound_kernel.config_spec.normalized_config(config)
 
 
-def _block_size_value(info: Any, config: helion.Config) -> int:
+def _block_size_value(info: Any, config: helion.Config) -> int | None:
+    """The config's block size; a persistent rdim's is next_power_of_2(extent); None when
+    it is symbolic (then no loop can step by it, and rdims use their exact extent)."""
     value = info.from_config(config)
     if isinstance(value, int):
         return value
     if info.reduction and isinstance(info.size, int):
         return 1 << max(info.size - 1, 0).bit_length()
-    raise HelionMLIRError(f"block size of block {info.block_id} is not a constant under {config}")
+    return None
 
 
-def _grid_loop(info: Any, tile_size: int) -> LoopInfo:
+def _grid_loop(info: Any, tile_size: int | None) -> LoopInfo:
     size = info.size if isinstance(info.size, int) else None
     return LoopInfo(info.block_id, _loop_name(info), tile_size, size, f"%iv_block{info.block_id}")
 

@@ -72,7 +72,7 @@ class MLIRBuilder:
     _used: set[str] = field(default_factory=set)
     _prologue_at: int = 0
     _prologue_depth: int = 0
-    _constants: dict[tuple[str, str], str] = field(default_factory=dict)
+    _hoisted: dict[str, str] = field(default_factory=dict)
 
     def emit(self, text: str) -> None:
         for line in text.splitlines():
@@ -96,16 +96,17 @@ class MLIRBuilder:
         self._used.add(name)
         return f"%{name}"
 
-    def constant(self, value: str, mlir_type: str, hint: str) -> str:
-        """A function-level constant, emitted once at the top of the body and reused."""
-        key = (value, mlir_type)
-        if key not in self._constants:
+    def hoist(self, rhs: str, hint: str) -> str:
+        """A func-level value (constant, argument dim) defined once at the top of the body."""
+        if rhs not in self._hoisted:
             name = self.fresh(hint)
-            line = f"{self.indent_unit * self._prologue_depth}{name} = arith.constant {value} : {mlir_type}"
-            self.lines.insert(self._prologue_at, line)
+            self.lines.insert(self._prologue_at, f"{self.indent_unit * self._prologue_depth}{name} = {rhs}")
             self._prologue_at += 1
-            self._constants[key] = name
-        return self._constants[key]
+            self._hoisted[rhs] = name
+        return self._hoisted[rhs]
+
+    def constant(self, value: str, mlir_type: str, hint: str) -> str:
+        return self.hoist(f"arith.constant {value} : {mlir_type}", hint)
 
     def index(self, value: int) -> str:
         return self.constant(str(value), "index", f"c{value}" if value >= 0 else f"c_neg{-value}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from torch_mlir import ir, passmanager
 from torch_mlir.dialects import arith
@@ -89,10 +91,7 @@ def to_linalg_module(module: ir.Module) -> ir.Module:
 
 def to_llvm_module(module: ir.Module) -> ir.Module:
     to_linalg_module(module)
-    with mlir_context():
-        for op in module.body.operations:
-            if op.operation.name == "func.func":
-                op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    emit_c_interface(module)
     run_pipeline(module, LINALG_TO_LLVM, "linalg-to-llvm")
     return module
 
@@ -105,3 +104,38 @@ def lower_to_linalg(mlir_text: str) -> str:
 def lower_to_llvm(mlir_text: str) -> str:
     """Kernel MLIR -> LLVM-dialect text, ready for the JIT or mlir-translate."""
     return str(to_llvm_module(parse_module(mlir_text)))
+
+
+def emit_c_interface(module: ir.Module) -> None:
+    """Mark every func for a C interface: ExecutionEngine.invoke needs it."""
+    with mlir_context():
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+# A step of a named pipeline: a textual pass pipeline or a rewrite through the bindings.
+PipelineStep = str | Callable[[ir.Module], None]
+
+
+@dataclass(frozen=True)
+class NamedPipeline:
+    """The steps of a lowering, so that drivers (helion-opt) can run them one by one."""
+
+    description: str
+    steps: tuple[PipelineStep, ...]
+
+
+NAMED_PIPELINES: dict[str, NamedPipeline] = {
+    "helion-resolve-symbols": NamedPipeline(
+        "loom.get_symbol -> constants from module attributes, helion.phi -> loop result",
+        (resolve_helion_ops,),
+    ),
+    "helion-lower-to-linalg": NamedPipeline(
+        "kernel MLIR -> linalg on tensors (to_linalg_module)", (resolve_helion_ops, TORCH_TO_LINALG)
+    ),
+    "helion-lower-to-llvm": NamedPipeline(
+        "kernel MLIR -> LLVM dialect (to_llvm_module)",
+        (resolve_helion_ops, TORCH_TO_LINALG, emit_c_interface, LINALG_TO_LLVM),
+    ),
+}

@@ -102,34 +102,27 @@ def cached_engine(bound_kernel: Any, config: helion.Config) -> Engine:
 class CompiledKernel:
     """Callable like the Helion kernel: host code in Python, device code JIT-compiled.
 
-    A call with a new argument signature binds the kernel again and compiles once."""
+    Each call binds the kernel (Helion caches binds per specialization, so a dynamic-shape
+    kernel binds once for all shapes); each bound kernel is lowered and JIT'd once."""
 
     kernel: Any
     config: helion.Config | None
-    _hosts: dict[tuple, Callable[..., Any]] = field(default_factory=dict)
+    _hosts: dict[int, tuple[Any, Callable[..., Any]]] = field(default_factory=dict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = tuple(self.kernel.normalize_args(*args, **kwargs))
         return self.host_for(args)(*args)
 
     def host_for(self, args: tuple[Any, ...]) -> Callable[..., Any]:
-        key = _signature(args)
-        if key not in self._hosts:
-            self.add(self.kernel.bind(args))
-        return self._hosts[key]
+        bound = self.kernel.bind(args)
+        if id(bound) not in self._hosts:
+            self.add(bound)
+        return self._hosts[id(bound)][1]
 
     def add(self, bound_kernel: Any) -> None:
         engine = cached_engine(bound_kernel, resolve_config(bound_kernel, self.config))
         host = build_host_function(bound_kernel.host_function, engine.run)
-        self._hosts[_signature(tuple(bound_kernel.fake_args))] = host
-
-
-def _signature(args: tuple[Any, ...]) -> tuple:
-    """Shapes and dtypes of tensors; scalars by kind (fake args hold SymFloat for float)."""
-    return tuple(
-        (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__.removeprefix("Sym").lower(),)
-        for a in args
-    )
+        self._hosts[id(bound_kernel)] = (bound_kernel, host)
 
 
 def compile_kernel(bound_kernel: Any, *, config: helion.Config | None = None) -> CompiledKernel:

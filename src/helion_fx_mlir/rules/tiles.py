@@ -1,0 +1,41 @@
+"""Rules for tile attributes: indices, begin/end, id and block size of a tile."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch.fx as fx
+from helion.language import tile_ops
+
+from ..dispatch import lowers
+from ..ir_values import Value, mlir_type
+from ..symbols import emit_expr
+
+if TYPE_CHECKING:
+    from ..ir_visitor import IRVisitor
+
+
+@lowers(tile_ops.tile_index)
+def tile_index(v: IRVisitor, node: fx.Node) -> Value:
+    """tensor.generate of begin + i (the tile's global indices)."""
+    tile = v.tile_of(node.args[0])
+    ty = mlir_type(node.meta["val"])
+    elt = ty[ty.rindex("x") + 1 : -1]
+    ssa = v.builder.fresh(node.name)
+    i, pos = v.builder.fresh(f"{node.name}_i"), v.builder.fresh(f"{node.name}_pos")
+    cast = v.builder.fresh(f"{node.name}_elt")
+    v.builder.emit(
+        f"{ssa} = tensor.generate {tile.size} {{\n"
+        f"^bb0({i}: index):\n"
+        f"  {pos} = arith.addi {tile.offset}, {i} : index\n"
+        f"  {cast} = arith.index_cast {pos} : index to {elt}\n"
+        f"  tensor.yield {cast} : {elt}\n"
+        f"}} : {ty}"
+    )
+    return Value(ssa, ty)
+
+
+@lowers(tile_ops.tile_begin, tile_ops.tile_end, tile_ops.tile_id, tile_ops.tile_block_size)
+def tile_attribute(v: IRVisitor, node: fx.Node) -> Value:
+    """index arith: begin = offset, end = offset + size, id = offset floordiv block."""
+    return Value(emit_expr(v, node.meta["val"].node.expr), "index")

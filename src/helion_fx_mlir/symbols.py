@@ -1,0 +1,103 @@
+"""SymInt/sympy expressions -> index SSA values.
+
+A symbol is resolved by its origin (`expr_to_origin`) through `ORIGIN_RULES`; compound
+expressions (`(u3//u1)`, `Min(128, u9 + 64)`, `PythonMod(u3, u1)`) become arith ops
+through `EXPR_OPS`. Sizes of dynamic tensor dims are `tensor.dim` of a func argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import sympy
+from helion._compiler.variable_origin import (
+    BlockSizeOrigin,
+    GridOrigin,
+    NameOrigin,
+    Origin,
+    TileBeginOrigin,
+    TileEndOrigin,
+    TileIdOrigin,
+)
+from torch.utils._sympy import functions as sympy_fns
+
+from .errors import HelionMLIRError
+
+if TYPE_CHECKING:
+    from .ir_visitor import IRVisitor
+
+# Binary integer ops, folded left over the arguments of n-ary sympy nodes.
+EXPR_OPS: dict[type, str] = {
+    sympy.Add: "arith.addi",
+    sympy.Mul: "arith.muli",
+    sympy_fns.FloorDiv: "arith.floordivsi",
+    sympy_fns.PythonMod: "arith.remsi",
+    sympy_fns.Mod: "arith.remsi",
+    sympy.Mod: "arith.remsi",
+    sympy_fns.Min: "arith.minsi",
+    sympy_fns.Max: "arith.maxsi",
+    sympy.Min: "arith.minsi",
+    sympy.Max: "arith.maxsi",
+    sympy_fns.CeilDiv: "arith.ceildivsi",
+}
+
+
+def _block_size(v: IRVisitor, origin: BlockSizeOrigin) -> str:
+    return v.block_value(origin.block_id)
+
+
+def _scalar_arg(v: IRVisitor, origin: NameOrigin) -> str:
+    return v.scalar_arg_as_index(origin.name)
+
+
+def _tile_begin(v: IRVisitor, origin: GridOrigin) -> str:
+    return v.active_tile(origin.block_id).offset
+
+
+def _tile_end(v: IRVisitor, origin: TileEndOrigin) -> str:
+    tile = v.active_tile(origin.block_id)
+    return v.emit_index_op("arith.addi", tile.offset, tile.size, f"block{origin.block_id}_end")
+
+
+def _tile_id(v: IRVisitor, origin: TileIdOrigin) -> str:
+    tile = v.active_tile(origin.block_id)
+    return v.emit_index_op("arith.floordivsi", tile.offset, v.block_size_ssa[origin.block_id], f"block{origin.block_id}_id")
+
+
+# Checked in order: subclasses (TileBegin/End/Id are GridOrigins) come first.
+ORIGIN_RULES: list[tuple[type[Origin], Callable[[IRVisitor, Origin], str]]] = [
+    (BlockSizeOrigin, _block_size),
+    (TileEndOrigin, _tile_end),
+    (TileIdOrigin, _tile_id),
+    (TileBeginOrigin, _tile_begin),
+    (GridOrigin, _tile_begin),
+    (NameOrigin, _scalar_arg),
+]
+
+
+def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
+    """An index SSA value computing `expr` in the current scope."""
+    if isinstance(expr, sympy.Integer) or expr.is_Integer:
+        return v.builder.index(int(expr))
+    if isinstance(expr, sympy.Symbol):
+        return _symbol(v, expr)
+    op = next((name for cls, name in EXPR_OPS.items() if isinstance(expr, cls)), None)
+    if op is None:
+        raise HelionMLIRError(f"symbolic expression {expr} ({type(expr).__name__}) is not supported")
+    operands = [emit_expr(v, arg) for arg in expr.args]
+    result = operands[0]
+    for operand in operands[1:]:
+        result = v.emit_index_op(op, result, operand, "sym")
+    return result
+
+
+def _symbol(v: IRVisitor, sym: sympy.Symbol) -> str:
+    dim = v.ctx.dynamic_dim(sym)
+    if dim is not None:
+        return v.arg_dim(*dim)
+    origin = v.ctx.origin(sym)
+    for cls, rule in ORIGIN_RULES:
+        if isinstance(origin, cls):
+            return rule(v, origin)
+    raise HelionMLIRError(f"symbol {sym} (origin {origin}) cannot be resolved on the device")
