@@ -36,6 +36,8 @@ class IRVisitor:
         self.block_size_ssa: dict[int, str] = {}
         # torch_c bridges visible in the current region and those enclosing it.
         self.bridges: list[dict[str, str]] = [{}]
+        # _phi nodes after an _if are the scf.if's results.
+        self.merged: dict[fx.Node, Value] = {}
 
     def enter_region(self) -> None:
         self.builder.push()
@@ -95,7 +97,7 @@ class IRVisitor:
         if outs:
             shared = ", ".join(f"{o.ssa} = {self.tensor_state[t].ssa}" for o, t in zip(outs, stored))
             types = ", ".join(o.type for o in outs)
-            head = f"{self._results(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
+            head = f"{self.results_name(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
         b.emit(head + " {")
         self.enter_region()
         saved_tiles = dict(self.tiles)
@@ -115,7 +117,7 @@ class IRVisitor:
         self.exit_region()
         b.emit("}")
         for i, (t, o) in enumerate(zip(stored, outs)):
-            self.tensor_state[t] = Value(self._result(result, i, len(outs)), o.type)
+            self.tensor_state[t] = Value(self.result_name(result, i, len(outs)), o.type)
 
     # ------------------------------------------------------------- loop nests
     def emit_loop_nest(self, kind: str, bounds: Sequence[tuple[LoopInfo, Any, Any]], iter_names: Sequence[str],
@@ -138,7 +140,7 @@ class IRVisitor:
                 head = f"scf.for {iv} = {b.index(0)} to {trip} step {b.index(1)}"
             if current:
                 pairs = ", ".join(f"{n} = {v.ssa}" for n, v in zip(names, current))
-                head = f"{self._results(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
+                head = f"{self.results_name(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
             b.emit(head + " {")
             self.enter_region()
             self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end)
@@ -153,16 +155,34 @@ class IRVisitor:
                 b.emit("scf.yield")
             self.exit_region()
             b.emit("}")
-            yields = [Value(self._result(results[depth], i, len(inits)), v.type) for i, v in enumerate(inits)]
+            yields = [Value(self.result_name(results[depth], i, len(inits)), v.type) for i, v in enumerate(inits)]
         self.tiles = saved_tiles
         return yields
 
+    def emit_scf_for(self, name: str, lower: str, upper: str, inits: Sequence[TypedValue],
+                     body: Callable[[str, list[TypedValue]], list[TypedValue]]) -> list[TypedValue]:
+        """A plain scf.for [lower, upper) carrying `inits`, for loops rules make themselves."""
+        b = self.builder
+        iv, result = b.fresh(f"{name}_iv"), b.fresh(f"{name}_loop")
+        names = [b.fresh(f"{name}_carry") for _ in inits]
+        pairs = ", ".join(f"{n} = {t.value.ssa}" for n, t in zip(names, inits))
+        types = ", ".join(t.value.type for t in inits)
+        b.emit(f"{self.results_name(result, len(inits))} = scf.for {iv} = {lower} to {upper} step {b.index(1)} "
+               f"iter_args({pairs}) -> ({types}) {{")
+        self.enter_region()
+        outs = body(iv, [TypedValue(Value(n, t.value.type), t.val) for n, t in zip(names, inits)])
+        yields = [self.coerce(o.value, t.value.type) for o, t in zip(outs, inits, strict=True)]
+        b.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {types}")
+        self.exit_region()
+        b.emit("}")
+        return [TypedValue(Value(self.result_name(result, i, len(inits)), t.value.type), t.val) for i, t in enumerate(inits)]
+
     @staticmethod
-    def _results(name: str, n: int) -> str:
+    def results_name(name: str, n: int) -> str:
         return name if n == 1 else f"{name}:{n}"
 
     @staticmethod
-    def _result(name: str, i: int, n: int) -> str:
+    def result_name(name: str, i: int, n: int) -> str:
         return name if n == 1 else f"{name}#{i}"
 
     def _bound(self, value: Any, symbols: list[str]) -> str:
@@ -352,6 +372,17 @@ class IRVisitor:
         meta = lambda a: a.val if isinstance(a, TypedValue) else a.meta["val"] if isinstance(a, fx.Node) else a  # noqa: E731
         fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
         return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
+
+    def predicate(self, pred: fx.Node) -> str:
+        """An i1 SSA value: a SymBool comparison, or the element of a 0-d bool tensor."""
+        value = self.value(pred) if isinstance(pred, fx.Node) else None
+        if value is None or value.type not in ("i1", "tensor<i1>"):
+            raise HelionMLIRError(f"predicate {pred} is not a bool scalar or 0-d bool tensor")
+        if value.type == "i1":
+            return value.ssa
+        ssa = self.builder.fresh(f"{pred.name}_cond")
+        self.builder.emit(f"{ssa} = tensor.extract {value.ssa}[] : tensor<i1>")
+        return ssa
 
     def typed(self, node: fx.Node) -> TypedValue:
         return TypedValue(self.value(node), node.meta["val"])

@@ -41,7 +41,9 @@ def getitem(v: IRVisitor, node: fx.Node) -> Any:
 
 @lowers(_tracing_ops._phi)
 def phi(v: IRVisitor, node: fx.Node) -> Value:
-    """helion.phi(init, loop_result)."""
+    """helion.phi(init, loop_result) (after an _if: the merged scf.if result)."""
+    if node in v.merged:
+        return v.merged[node]
     init, loop_result = v.value(node.args[0]), v.value(node.args[1])
     loop_result = v.coerce(loop_result, init.type)
     ssa = v.builder.fresh(node.name)
@@ -79,3 +81,79 @@ def for_loop(v: IRVisitor, node: fx.Node) -> list[Value]:
     results = v.emit_loop_nest(kind, bounds, names, inits, body)
     v.tensor_state.update(zip(stored, results[n_results:]))
     return results[:n_results]
+
+
+def _if_output(value: Any, if_node: fx.Node) -> int | None:
+    """k when `value` is getitem(if_node, k)."""
+    if isinstance(value, fx.Node) and value.target is operator.getitem and value.args[0] is if_node:
+        return value.args[1]
+    return None
+
+
+def _phi_sides(phi_node: fx.Node, if_node: fx.Node, n_then: int) -> tuple[tuple[str, Any], tuple[str, Any]]:
+    """What each branch yields for a merged value: ('output', index in that branch's
+    outputs) or ('outer', node) for a variable the branch left unmodified."""
+
+    def side(then: bool) -> tuple[str, Any]:
+        for arg in phi_node.args:
+            k = _if_output(arg, if_node)
+            if k is not None and (k < n_then) == then:
+                return ("output", k if then else k - n_then)
+        outer = [a for a in phi_node.args if _if_output(a, if_node) is None]
+        if not outer:
+            raise LoweringError(phi_node, "a merged value has no definition in one branch")
+        return ("outer", outer[0])
+
+    return side(True), side(False)
+
+
+def _merged_phis(node: fx.Node, n_then: int) -> list[tuple[fx.Node, tuple[str, Any], tuple[str, Any]]]:
+    """The _phi nodes merging this _if's branch results, in graph order."""
+    phis = {user: None for item in node.users for user in item.users if user.target is _tracing_ops._phi}
+    return [(p, *_phi_sides(p, node, n_then)) for p in phis]
+
+
+@lowers(_tracing_ops._if)
+def if_(v: IRVisitor, node: fx.Node) -> list[Value | None]:
+    """scf.if yielding each merged (phi'd) value and the host tensors stored in a branch."""
+    pred, then_id, else_id, then_args, else_args = node.args[:5]
+    then_graph, else_graph = v.ctx.graphs[then_id].graph, v.ctx.graphs[else_id].graph if else_id is not None else None
+    n_then = len(then_graph.output_node().args[0] or [])
+    merged = _merged_phis(node, n_then)
+    stored = sorted(set(v.ctx.stored_tensors(then_id)) | set(v.ctx.stored_tensors(else_id) if else_id is not None else ()),
+                    key=[a.name for a in v.ctx.kernel_args].index)
+    types = [mlir_type(phi_node.meta["val"]) for phi_node, _, _ in merged] + [v.tensor_state[t].type for t in stored]
+    cond = v.predicate(pred)
+    result = v.builder.fresh(node.name)
+    head = f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "")
+    v.builder.emit(f"{v.results_name(result, len(types))} = {head} {{" if types else f"{head} {{")
+    before = dict(v.tensor_state)
+    for then in (True, False):
+        if not then:
+            v.tensor_state.update(before)
+            v.builder.emit("} else {")
+        v.enter_region()
+        graph_id, args = (then_id, then_args) if then else (else_id, else_args)
+        outputs = v.visit_graph(graph_id, [v.value(a) for a in args]) if graph_id is not None else []
+        yields = [_yield_value(v, side, outputs, ty) for (_, *sides), ty in zip(merged, types) for side in [sides[0 if then else 1]]]
+        yields += [v.tensor_state[t] for t in stored]
+        if yields:
+            v.builder.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {', '.join(y.type for y in yields)}")
+        v.exit_region()
+    v.builder.emit("}")
+    values = [Value(v.result_name(result, i, len(types)), ty) for i, ty in enumerate(types)]
+    v.tensor_state.update(zip(stored, values[len(merged):]))
+    n_else = len(v.ctx.graphs[else_id].graph.output_node().args[0] or []) if else_id is not None else 0
+    raw: list[Value | None] = [None] * (n_then + n_else)  # what getitem(_if, k) reads
+    for (phi_node, then_side, else_side), value in zip(merged, values):
+        v.merged[phi_node] = value
+        for offset, (kind, k) in ((0, then_side), (n_then, else_side)):
+            if kind == "output":
+                raw[offset + k] = value
+    return raw
+
+
+def _yield_value(v: IRVisitor, side: tuple[str, Any], outputs: list[Any], ty: str) -> Value:
+    kind, what = side
+    value = outputs[what] if kind == "output" else v.value(what)
+    return v.coerce(value, ty)

@@ -1,0 +1,78 @@
+"""Rules for Python `operator.*` on SymInt/SymFloat/SymBool scalars (arith on index/f64/i1)."""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+import torch
+import torch.fx as fx
+
+from ..dispatch import lowers
+from ..errors import HelionMLIRError
+from ..ir_values import Value
+
+if TYPE_CHECKING:
+    from ..ir_visitor import IRVisitor
+
+# operator -> (op on index, op on f64); comparisons give i1.
+ARITH: dict[Any, tuple[str, str]] = {
+    operator.add: ("arith.addi", "arith.addf"),
+    operator.sub: ("arith.subi", "arith.subf"),
+    operator.mul: ("arith.muli", "arith.mulf"),
+    operator.floordiv: ("arith.floordivsi", ""),
+    operator.mod: ("arith.remsi", "arith.remf"),
+    operator.truediv: ("", "arith.divf"),
+    operator.eq: ("arith.cmpi eq", "arith.cmpf oeq"),
+    operator.ne: ("arith.cmpi ne", "arith.cmpf une"),
+    operator.lt: ("arith.cmpi slt", "arith.cmpf olt"),
+    operator.le: ("arith.cmpi sle", "arith.cmpf ole"),
+    operator.gt: ("arith.cmpi sgt", "arith.cmpf ogt"),
+    operator.ge: ("arith.cmpi sge", "arith.cmpf oge"),
+}
+
+
+def scalar(v: IRVisitor, arg: Any) -> Value:
+    """An index/f64/i1 SSA value for a Python number or a scalar node."""
+    b = v.builder
+    if isinstance(arg, bool):
+        return Value(b.constant("true" if arg else "false", "i1", "true" if arg else "false"), "i1")
+    if isinstance(arg, int):
+        return Value(b.index(arg), "index")
+    if isinstance(arg, float):
+        return Value(b.constant(repr(arg), "f64", "cst_f64"), "f64")
+    known = v.node_values.get(arg) if isinstance(arg, fx.Node) else None
+    if isinstance(known, Value) and known.type in ("index", "f64", "i1"):
+        return known
+    val = arg.meta["val"] if isinstance(arg, fx.Node) else arg
+    if isinstance(val, torch.SymFloat):
+        return Value(v.scalar_float(val), "f64")
+    return Value(v.index_value(arg), "index")
+
+
+def as_f64(v: IRVisitor, value: Value) -> Value:
+    if value.type == "f64":
+        return value
+    as_int = v.builder.fresh("as_i64")
+    v.builder.emit(f"{as_int} = arith.index_cast {value.ssa} : index to i64")
+    ssa = v.builder.fresh("as_f64")
+    v.builder.emit(f"{ssa} = arith.sitofp {as_int} : i64 to f64")
+    return Value(ssa, "f64")
+
+
+@lowers(*ARITH)
+def arith_op(v: IRVisitor, node: fx.Node) -> Value:
+    """arith on index (SymInt), f64 (SymFloat) or a comparison to i1 (SymBool)."""
+    lhs, rhs = (scalar(v, a) for a in node.args)
+    int_op, float_op = ARITH[node.target]
+    if lhs.type == rhs.type == "index" and int_op:
+        op, ty = int_op, "index"
+    else:
+        lhs, rhs, op, ty = as_f64(v, lhs), as_f64(v, rhs), float_op, "f64"
+    if not op:
+        raise HelionMLIRError(f"{node.target.__name__} on {lhs.type} is not supported")
+    is_cmp = op.startswith(("arith.cmpi", "arith.cmpf"))
+    ssa = v.builder.fresh(node.name)
+    v.builder.emit(f"{ssa} = {op}{',' if is_cmp else ''} {lhs.ssa}, {rhs.ssa} : {ty}")
+    result_ty = "i1" if is_cmp else ty
+    return Value(ssa, result_ty)
