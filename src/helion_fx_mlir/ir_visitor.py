@@ -299,8 +299,9 @@ class IRVisitor:
         return self.builder.hoist(f"arith.index_cast {arg.ssa_name} : {arg.mlir_type} to index", f"{name}_index")
 
     def tile_of(self, arg: Any) -> Tile | None:
-        """The tile an index element denotes: a block-size SymInt of an active or rdim block."""
-        val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
+        """The tile a block-size SymInt (or a node of one) denotes: the active tile of its
+        block, or the whole extent of a persistent rdim."""
+        val = arg.meta.get("val") if isinstance(arg, fx.Node) else arg
         if not isinstance(val, torch.SymInt):
             return None
         origin = self.ctx.origin(val.node.expr)

@@ -7,7 +7,7 @@ from typing import Any
 
 import helion
 import torch
-from helion._compiler.variable_origin import NameOrigin, Origin
+from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
 from helion.language import _tracing_ops
 
 from .errors import HelionMLIRError
@@ -128,6 +128,14 @@ class LoweringContext:
         """Tensors any grid stores to: the func returns their final values."""
         stored = {t for root in self.roots for t in self.stored_tensors(root.graph_id)}
         return [a for a in self.kernel_args if a.is_tensor and a.name in stored]
+
+    def extent(self, size: Any) -> Any:
+        """The full extent a tile dim covers: an rdim's block-size symbol is its dim size."""
+        if isinstance(size, torch.SymInt):
+            origin = self.origin(size.node.expr)
+            if isinstance(origin, BlockSizeOrigin) and self.block_sizes[origin.block_id].reduction:
+                return self.block_sizes[origin.block_id].size
+        return size
 
     def dynamic_dim(self, symbol: Any) -> tuple[str, int] | None:
         """(func arg, dim) whose size is this symbol, for static_shapes=False kernels."""

@@ -43,12 +43,15 @@ def restored_args(node: fx.Node) -> tuple[list[Any], dict[str, Any]]:
             raise LoweringError(node, "Helion stripped an input of this op before its args were recorded; "
                                       "import helion_fx_mlir before binding the kernel")
         return args, dict(node.kwargs)
-    # build_codegen_graphs copies graphs: recorded nodes are found again by name.
+    # build_codegen_graphs copies graphs: recorded nodes are found again by name. In a
+    # rolled reduction the operand lives in another graph; the position stays None.
     by_name = {n.name: n for n in node.graph.nodes}
-    restored = [
-        fx.map_arg(original[i], lambda n: by_name[n.name]) if arg is None and i < len(original) else arg
-        for i, arg in enumerate(args)
-    ]
+    restored = list(args)
+    for i, arg in enumerate(args):
+        if arg is None and i < len(original):
+            names = [n.name for n in fx.node.map_arg(original[i], lambda n: [n])] if isinstance(original[i], (fx.Node, list, tuple)) else []
+            if all(name in by_name for name in names):
+                restored[i] = fx.map_arg(original[i], lambda n: by_name[n.name])
     return restored, dict(node.kwargs)
 
 

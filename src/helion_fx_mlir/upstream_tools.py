@@ -28,7 +28,6 @@ from .errors import HelionMLIRError
 from .host_program import build_host_function
 from .ir_visitor import IRVisitor
 from .lowering_context import LoweringContext
-from .mlir_builder import torch_dtype_to_mlir_element_type
 from .mlir_text import ValidationResult, parse_module
 from .passes import to_llvm_module
 
@@ -179,6 +178,12 @@ def _print_tensor(value: ir.Value, printer: str) -> None:
     func.CallOp([], printer, [unranked])
 
 
+def _printer(dtype: torch.dtype) -> str:
+    if dtype not in PRINTERS:
+        raise HelionMLIRError(f"mlir-runner has no print function for {dtype}")
+    return PRINTERS[dtype][0]
+
+
 def add_main(module: ir.Module, kernel_name: str, inputs: Sequence[Any], output_dtypes: Sequence[torch.dtype]) -> None:
     """`func.func @main()`: the inputs as constants, one call of the kernel, every result printed."""
     printers = [_printer(dtype) for dtype in output_dtypes]
@@ -199,12 +204,6 @@ def add_main(module: ir.Module, kernel_name: str, inputs: Sequence[Any], output_
             for result, printer in zip(call.results, printers):
                 _print_tensor(result, printer)
             func.ReturnOp([])
-
-
-def _printer(dtype: torch.dtype) -> str:
-    if dtype not in PRINTERS:
-        raise HelionMLIRError(f"mlir-runner has no print function for {dtype}")
-    return PRINTERS[dtype][0]
 
 
 def runnable_llvm_text(kernel_text: str, kernel_name: str, inputs: Sequence[Any], output_dtypes: Sequence[torch.dtype]) -> str:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Any
 
+import torch
 import torch.fx as fx
+from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion.language import _tracing_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
-from ..ir_values import Value, mlir_type
+from ..ir_values import TypedValue, Value, mlir_type
 from ..lowering_context import LoopInfo
+from .tensors import emit_full
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -52,35 +55,75 @@ def phi(v: IRVisitor, node: fx.Node) -> Value:
 
 
 @lowers(_tracing_ops._for_loop)
-def for_loop(v: IRVisitor, node: fx.Node) -> list[Value]:
+def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
     """affine.for with iter_args, one per block id (scf.for for non-affine bounds).
 
     Only args the body yields back are iter_args (plus host tensors stored inside);
-    read-only args are used directly from outside."""
+    read-only args are used directly from outside. A rolled reduction's body yields
+    per-chunk partials, which are combined into carried accumulators."""
     graph_id, begins, ends, args = node.args
     info = v.ctx.graphs[graph_id]
-    loops = [LoopInfo(bid, v.ctx.loop_name(bid), v.ctx.block_size_values[bid], None, f"%iv_block{bid}") for bid in info.block_ids]
+    loops = [LoopInfo(bid, v.ctx.loop_name(bid), v.ctx.block_size_values.get(bid), None, f"%iv_block{bid}") for bid in info.block_ids]
     bounds = list(zip(loops, begins, ends, strict=True))
     placeholders = [n for n in info.graph.nodes if n.op == "placeholder"]
-    n_results = len(info.graph.output_node().args[0] or [])
-    carried = carried_args(node, n_results)
+    outputs = list(info.graph.output_node().args[0] or [])
+    rolled = isinstance(info, ReductionLoopGraphInfo)
+    carried = [] if rolled else carried_args(node, len(outputs))
+    partials = [k for k, out in enumerate(outputs) if rolled and _rolled_target(out) in ROLLED_COMBINES]
     stored = v.ctx.stored_tensors(graph_id)
     inits = [v.coerce(v.value(args[j]), mlir_type(placeholders[j].meta["val"])) for j in carried]
+    inits += [_identity(v, outputs[k]) for k in partials]
     inits += [v.tensor_state[t] for t in stored]
-    names = [placeholders[j].name for j in carried] + [f"{t}_iter" for t in stored]
+    names = [placeholders[j].name for j in carried] + [f"{outputs[k].name}_acc" for k in partials] + [f"{t}_iter" for t in stored]
+    n_loop = len(carried) + len(partials)
 
     def body(values: list[Value]) -> list[Value]:
         inputs = [v.value(a) for a in args]
         for j, value in zip(carried, values):
             inputs[j] = value
-        v.tensor_state.update(zip(stored, values[n_results:]))
-        outputs = v.visit_graph(graph_id, inputs)
-        return [*outputs, *(v.tensor_state[t] for t in stored)]
+        v.tensor_state.update(zip(stored, values[n_loop:]))
+        results = v.visit_graph(graph_id, inputs)
+        if rolled:
+            results = [_combine(v, outputs[k], acc, results[k]) for k, acc in zip(partials, values[len(carried):n_loop])]
+        return [*results, *(v.tensor_state[t] for t in stored)]
 
     kind = "affine" if all(isinstance(x, int) for x in (*begins, *ends)) else "scf"
     results = v.emit_loop_nest(kind, bounds, names, inits, body)
-    v.tensor_state.update(zip(stored, results[n_results:]))
-    return results[:n_results]
+    v.tensor_state.update(zip(stored, results[n_loop:]))
+    if not rolled:
+        return results[: len(outputs)]
+    per_output: list[Value | None] = [None] * len(outputs)  # non-reduction partials are chunk-local
+    for k, value in zip(partials, results):
+        per_output[k] = value
+    return per_output
+
+
+# Reductions a rolled loop accumulates across chunks: combine op and identity.
+ROLLED_COMBINES: dict[Any, tuple[Any, float]] = {
+    torch.ops.aten.sum.dim_IntList: (torch.ops.aten.add.Tensor, 0.0),
+    torch.ops.aten.amax.default: (torch.ops.aten.maximum.default, float("-inf")),
+    torch.ops.aten.amin.default: (torch.ops.aten.minimum.default, float("inf")),
+}
+
+
+def _rolled_target(partial: fx.Node) -> Any:
+    """The reduction a chunk partial is: its target, or sum for a mean's extra buffer."""
+    if partial.target is _tracing_ops._inductor_lowering_extra:
+        orig = partial.meta.get("orig_node")
+        return torch.ops.aten.sum.dim_IntList if orig is not None and orig.target is torch.ops.aten.mean.dim else None
+    return partial.target
+
+
+def _identity(v: IRVisitor, partial: fx.Node) -> Value:
+    _, identity = ROLLED_COMBINES[_rolled_target(partial)]
+    val = partial.meta["val"]
+    return emit_full(v, f"{partial.name}_init", list(val.shape), identity, val.dtype, mlir_type(val))
+
+
+def _combine(v: IRVisitor, partial: fx.Node, acc: Value, chunk: Value) -> Value:
+    combine, _ = ROLLED_COMBINES[_rolled_target(partial)]
+    val = partial.meta["val"]
+    return v.torch_call(f"{partial.name}_acc", combine, TypedValue(acc, val), TypedValue(chunk, val)).value
 
 
 def _if_output(value: Any, if_node: fx.Node) -> int | None:

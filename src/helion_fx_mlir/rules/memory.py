@@ -45,9 +45,16 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
     if len(entries) > len(shape):
         raise LoweringError(node, f"index {list(index)} has more entries than the tensor has dims")
     entries += [slice(None)] * (len(shape) - len(entries))
-    parts = [_slice(v, node, e, shape[dim]) for dim, e in enumerate(entries)]
-    result_type = mlir_type(result_val)
     newaxis = [i for i, e in enumerate(index) if e is None]
+    kept_sizes = iter([size for i, size in enumerate(result_val.shape) if i not in newaxis])
+    parts = []
+    for dim, entry in enumerate(entries):
+        part = _slice(v, node, entry, shape[dim])
+        size = next(kept_sizes) if part.keep else None
+        if entry == slice(None) and (tile := v.tile_of(size)) is not None and tile.size != part.size:
+            part = Slice(tile.offset, tile.size, True)  # a rolled reduction's current chunk
+        parts.append(part)
+    result_type = mlir_type(result_val)
     dims = [d for i, d in enumerate(tensor_dims(result_type)) if i not in newaxis]
     elt = torch_dtype_to_mlir_element_type(result_val.dtype)
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)

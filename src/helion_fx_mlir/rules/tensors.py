@@ -11,6 +11,7 @@ from helion.language import _tracing_ops, creation_ops, view_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
+from ..stripped_args import ORIGINAL_ARGS
 from ..ir_values import HostTensorRef, Value, mlir_type, tensor_dims
 from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
 
@@ -24,13 +25,44 @@ def host_tensor(v: IRVisitor, node: fx.Node) -> HostTensorRef:
     return HostTensorRef(node.args[0])
 
 
-@lowers(_tracing_ops._get_symnode, torch.ops.aten.sym_size.int, _tracing_ops._inductor_lowering_extra)
+@lowers(_tracing_ops._get_symnode, torch.ops.aten.sym_size.int)
 def symbolic(v: IRVisitor, node: fx.Node) -> None:
-    """Nothing at the node: resolved where used (tile size, extent, block size, scalar arg).
-
-    Symbols are resolved by meta value; an _inductor_lowering_extra buffer is an Inductor
-    detail whose operand is restored on the op that reads it."""
+    """Nothing at the node: resolved where used (tile size, extent, block size, scalar arg)."""
     return None
+
+
+@lowers(_tracing_ops._inductor_lowering_extra)
+def lowering_extra(v: IRVisitor, node: fx.Node) -> Value | None:
+    """torch.aten.sum.dim_IntList when a rolled loop yields a mean's partial sum, else nothing.
+
+    The extra buffer of a multi-buffer Inductor lowering; in a persistent reduction the op
+    reading it gets its stripped operand back instead, so nothing is emitted."""
+    orig = node.meta.get("orig_node")
+    leaves_loop = any(user.op == "output" for user in node.users)
+    if not leaves_loop or orig is None or orig.target is not torch.ops.aten.mean.dim:
+        return None
+    dims, keepdim = orig.args[1], orig.args[2] if len(orig.args) > 2 else False
+    source = node.args[0][0]
+    return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, v.typed(source), dims, keepdim).value
+
+
+@lowers(torch.ops.aten.mean.dim)
+def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.mean.dim; after a rolled reduction, the accumulated sum / element count."""
+    extra = node.kwargs.get("_extra_args") or []
+    if node.args[0] is not None or not extra or not isinstance(v.node_values.get(extra[0]), Value):
+        return v.aten_compute(node)  # persistent: the stripped input is restored
+    recorded = node.meta.get(ORIGINAL_ARGS)
+    if not recorded or not isinstance(recorded[0], fx.Node):
+        raise LoweringError(node, "the input of this mean was stripped before helion_fx_mlir recorded it")
+    orig_input = recorded[0].meta["val"]
+    dims = [d % orig_input.dim() for d in node.args[1]]
+    count = 1
+    for d in dims:
+        count *= v.ctx.extent(orig_input.shape[d])
+    if not isinstance(count, int):
+        raise LoweringError(node, "a rolled mean over a dynamic extent is not supported")
+    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(extra[0]), float(count)).value
 
 
 @lowers(_tracing_ops._new_var, _tracing_ops._mask_to)
@@ -45,26 +77,25 @@ def alias(v: IRVisitor, node: fx.Node) -> Value:
 def full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill (exact tile sizes)."""
     shape, fill, dtype = node.args[0], node.args[1], node.args[2]
-    return emit_full(v, node, shape, fill, dtype)
+    return emit_full(v, node.name, shape, fill, dtype, mlir_type(node.meta["val"]))
 
 
 @lowers(torch.ops.aten.full.default)
 def aten_full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill."""
     dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
-    return emit_full(v, node, node.args[0], node.args[1], dtype)
+    return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(node.meta["val"]))
 
 
-def emit_full(v: IRVisitor, node: fx.Node, shape: Sequence[Any], fill: Any, dtype: torch.dtype) -> Value:
+def emit_full(v: IRVisitor, name: str, shape: Sequence[Any], fill: Any, dtype: torch.dtype, ty: str) -> Value:
     """tensor.empty with the exact tile sizes, then linalg.fill with the constant."""
     b = v.builder
-    ty = mlir_type(node.meta["val"])
     elt = torch_dtype_to_mlir_element_type(dtype)
     dynamic = [v.index_value(d) for d, dim in zip(shape, tensor_dims(ty), strict=True) if dim == "?"]
     cst = b.constant(format_scalar(fill, dtype), elt, "cst")
-    empty = b.fresh(f"{node.name}_empty")
+    empty = b.fresh(f"{name}_empty")
     b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
-    ssa = b.fresh(node.name)
+    ssa = b.fresh(name)
     b.emit(f"{ssa} = linalg.fill ins({cst} : {elt}) outs({empty} : {ty}) -> {ty}")
     return Value(ssa, ty)
 
