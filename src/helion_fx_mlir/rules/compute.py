@@ -1,4 +1,4 @@
-"""Rules for Helion compute ops that are not ATen: hl.dot, hl.reduce, associative scans."""
+"""Rules for Helion compute ops that are not ATen: dot, reduce, scans, gelu, split/join."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx as fx
-from helion.language import _tracing_ops, matmul_ops, reduce_ops, scan_ops
+from helion.language import _gelu_tanh_approx, _tracing_ops, matmul_ops, reduce_ops, scan_ops, view_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
@@ -157,3 +157,29 @@ def insert_along(v: IRVisitor, dest: TypedValue, item: TypedValue, dim: int, ind
     strides = ", ".join("1" for _ in offsets)
     v.builder.emit(f"{ssa} = tensor.insert_slice {item_value.ssa} into {dest.value.ssa}[{', '.join(offsets)}] [{', '.join(sizes)}] [{strides}] : {item_value.type} into {dest.value.type}")
     return TypedValue(Value(ssa, dest.value.type), dest.val)
+
+
+GELU_APPROXIMATIONS = {_gelu_tanh_approx._gelu_erf: "none", _gelu_tanh_approx._gelu_tanh_approx: "tanh"}
+
+
+@lowers(*GELU_APPROXIMATIONS)
+def gelu(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.gelu, computed in f32 for f16/bf16 inputs as Helion does."""
+    x = v.typed(node.args[0])
+    wide = v.convert(x, accumulate_dtype(x.val.dtype), f"{node.name}_in")
+    y = v.torch_call(f"{node.name}_f32", torch.ops.aten.gelu.default, wide, approximate=GELU_APPROXIMATIONS[node.target])
+    return v.convert(y, x.val.dtype, node.name).value
+
+
+@lowers(view_ops.split)
+def split(v: IRVisitor, node: fx.Node) -> list[Value]:
+    """Two torch.aten.select.int along the last dim (of size 2)."""
+    x = v.typed(node.args[0])
+    return [v.torch_call(f"{node.name}_{i}", torch.ops.aten.select.int, x, -1, i).value for i in range(2)]
+
+
+@lowers(view_ops.join)
+def join(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.stack of the two halves along a new last dim."""
+    halves = [v.typed(a) for a in node.args[:2]]
+    return v.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value

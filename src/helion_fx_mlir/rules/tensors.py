@@ -110,7 +110,8 @@ def subscript(v: IRVisitor, node: fx.Node) -> Value:
 
 
 def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty: str) -> Value:
-    """tensor.expand_shape inserting a unit dim at each None of `index`."""
+    """tensor.expand_shape inserting a unit dim at each None of `index` (then a tensor.cast
+    to `ty`, since expand_shape keeps a static source dim static)."""
     groups: list[list[int]] = []
     pending: list[int] = []
     for out_dim, idx in enumerate(index):
@@ -122,14 +123,20 @@ def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty
             groups.append([*pending, out_dim])
             pending = []
     src_dims = tensor_dims(source.type)
-    sizes = []
-    for out_dim, dim in enumerate(tensor_dims(ty)):
-        if dim != "?":
-            sizes.append(dim)
-            continue
+    natural, sizes = [], []
+    for out_dim in range(len(index)):
         src_dim = next(i for i, g in enumerate(groups) if out_dim in g)
-        sizes.append(v.tensor_dim(source, src_dim) if src_dims[src_dim] == "?" else src_dims[src_dim])
+        if index[out_dim] is None:
+            natural.append("1")
+            sizes.append("1")
+        elif src_dims[src_dim] == "?":
+            natural.append("?")
+            sizes.append(v.tensor_dim(source, src_dim))
+        else:
+            natural.append(src_dims[src_dim])
+            sizes.append(src_dims[src_dim])
+    expanded = f"tensor<{''.join(d + 'x' for d in natural)}{ty[ty.rindex('x') + 1 :]}" if natural else ty
     reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
-    ssa = v.builder.fresh(name)
-    v.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {ty}")
-    return Value(ssa, ty)
+    ssa = v.builder.fresh(name if expanded == ty else f"{name}_expanded")
+    v.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {expanded}")
+    return v.coerce(Value(ssa, expanded), ty)
