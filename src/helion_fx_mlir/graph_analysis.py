@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import torch
 import torch.fx as fx
 from helion.language import _tracing_ops, atomic_ops, memory_ops
 
@@ -27,6 +28,12 @@ def subgraph_ids(node: fx.Node) -> list[int]:
     if node.op != "call_function":
         return []
     return [node.args[i] for i in SUBGRAPH_ARGS.get(node.target, ())]
+
+
+def _has_tensor_index(index: object) -> bool:
+    return isinstance(index, (list, tuple)) and any(
+        isinstance(e, fx.Node) and isinstance(e.meta.get("val"), torch.Tensor) for e in index
+    )
 
 
 def host_tensor_name(node: object) -> str | None:
@@ -86,8 +93,10 @@ class GraphFacts:
                     yield node
 
     def is_parallel(self, root_id: int) -> bool:
-        """A grid can be an scf.forall when every store sits in the root graph itself
-        and no stored tensor is read back (each program then writes a disjoint tile)."""
+        """A grid can be an scf.forall when every store sits in the root graph itself, is
+        a tile (not a scatter), and no stored tensor is read back: each program then
+        writes a disjoint tile."""
         self.analyze(root_id)
         stores = self.stores[root_id]
-        return not self.nested_stores[root_id] and not (stores & self.loads[root_id])
+        scatters = any(n.target in STORE_OPS and _has_tensor_index(n.args[1]) for n in self.nodes(root_id))
+        return not self.nested_stores[root_id] and not (stores & self.loads[root_id]) and not scatters

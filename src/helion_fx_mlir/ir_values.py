@@ -63,3 +63,8 @@ def mlir_type(val: Any) -> str:
 def tensor_dims(mlir_tensor_type: str) -> list[str]:
     """'tensor<4x?xf32>' -> ['4', '?']."""
     return mlir_tensor_type[len("tensor<") : -1].split("x")[:-1]
+
+
+def element_type(mlir_tensor_type: str) -> str:
+    """'tensor<4x?xf32>' -> 'f32'."""
+    return mlir_tensor_type[len("tensor<") : -1].split("x")[-1]

@@ -17,7 +17,7 @@ from helion.language import atomic_ops, memory_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
-from ..ir_values import HostTensorRef, Slice, TypedValue, Value, mlir_type, tensor_dims
+from ..ir_values import HostTensorRef, Slice, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
 from .tensors import expand_dims
 
@@ -31,7 +31,7 @@ class Access:
 
     name: str
     parts: list[Slice]
-    index: list[Any]  # the index with None (newaxis) entries, for expand_dims
+    owners: list[Any]  # the index entry of each result dim (None: a newaxis), for expand_dims
     tile_type: str  # the slice's type, without the newaxis dims
     result_type: str  # the type Helion gives the access (with newaxis dims)
 
@@ -40,13 +40,11 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
     name = host_ref(v, node)
     shape = v.ctx.tensor_arg(name).shape
     entries = [e for e in index if e is not None]
-    if any(_is_tensor_index(e) for e in entries):
-        raise LoweringError(node, "tensor (gather/scatter) indices are not supported yet")
     if len(entries) > len(shape):
         raise LoweringError(node, f"index {list(index)} has more entries than the tensor has dims")
     entries += [slice(None)] * (len(shape) - len(entries))
-    newaxis = [i for i, e in enumerate(index) if e is None]
-    kept_sizes = iter([size for i, size in enumerate(result_val.shape) if i not in newaxis])
+    owners = _dim_owners(v, index, len(shape))
+    kept_sizes = iter([size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None])
     parts = []
     for dim, entry in enumerate(entries):
         part = _slice(v, node, entry, shape[dim])
@@ -55,10 +53,11 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
             part = Slice(tile.offset, tile.size, True)  # a rolled reduction's current chunk
         parts.append(part)
     result_type = mlir_type(result_val)
-    dims = [d for i, d in enumerate(tensor_dims(result_type)) if i not in newaxis]
+    owners = _dim_owners(v, index, len(shape))
+    dims = [d for owner, d in zip(owners, tensor_dims(result_type), strict=True) if owner is not None]
     elt = torch_dtype_to_mlir_element_type(result_val.dtype)
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)
-    return Access(name, parts, list(index), tile_type, result_type)
+    return Access(name, parts, owners, tile_type, result_type)
 
 
 def _is_tensor_index(entry: Any) -> bool:
@@ -106,6 +105,159 @@ def host_ref(v: IRVisitor, node: fx.Node) -> str:
     return ref.name
 
 
+def is_gather(index: Sequence[Any]) -> bool:
+    """Whether an index holds a tensor (gather on load, scatter on store)."""
+    return any(_is_tensor_index(e) for e in index)
+
+
+def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -> list[TypedValue]:
+    """One int64 index tensor per tensor dim, shaped to broadcast into its own output dims:
+    Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d)."""
+    shape = v.ctx.tensor_arg(host_ref(v, node)).shape
+    entries = [e for e in index if e is not None]
+    entries += [slice(None)] * (len(shape) - len(entries))
+    owners = _dim_owners(v, index, len(shape))
+    out_sizes = [size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None]
+    rank, pos, tensors = len(out_sizes), 0, []
+    for dim, entry in enumerate(entries):
+        if _is_tensor_index(entry):
+            t = v.convert(v.typed(entry), torch.int64, f"{node.name}_idx{dim}")
+        else:
+            part = _slice(v, node, entry, shape[dim])
+            begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
+            if part.keep:
+                t = _arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
+            else:
+                t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
+        k = t.val.dim()
+        for _ in range(pos):
+            t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, 0)
+        for _ in range(rank - pos - k):
+            t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, -1)
+        tensors.append(t)
+        pos += k
+    return tensors
+
+
+def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
+    """The index entry each result dim comes from: None adds one, a tensor its rank,
+    a tile or slice one, an int or scalar none (missing trailing entries are slices)."""
+    padded = [*index, *[slice(None)] * (rank - len([e for e in index if e is not None]))]
+    owners: list[Any] = []
+    for entry in padded:
+        if _is_tensor_index(entry):
+            owners += [entry] * entry.meta["val"].dim()
+        elif entry is None or isinstance(entry, slice) or v.tile_of(entry) is not None:
+            owners.append(entry)
+    return owners
+
+
+def _fake_empty(like: Any, shape: list[Any]) -> Any:
+    with like.fake_mode:
+        return torch.empty(shape, dtype=torch.int64)
+
+
+def _arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any) -> TypedValue:
+    size = size if isinstance(size, str) else v.builder.index(size)
+    meta = _fake_empty(like, [out_size])
+    ty = mlir_type(meta)
+    ssa, i, pos = v.builder.fresh(name), v.builder.fresh(f"{name}_i"), v.builder.fresh(f"{name}_pos")
+    cast = v.builder.fresh(f"{name}_elt")
+    dyn = size if tensor_dims(ty)[0] == "?" else ""
+    v.builder.emit(
+        f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n  {pos} = arith.addi {begin}, {i} : index\n"
+        f"  {cast} = arith.index_cast {pos} : index to i64\n  tensor.yield {cast} : i64\n}} : {ty}"
+    )
+    return TypedValue(Value(ssa, ty), meta)
+
+
+def _scalar_index(v: IRVisitor, name: str, index: str, like: Any) -> TypedValue:
+    as_i64, ssa = v.builder.fresh(f"{name}_i64"), v.builder.fresh(name)
+    v.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+    v.builder.emit(f"{ssa} = tensor.from_elements {as_i64} : tensor<i64>")
+    return TypedValue(Value(ssa, "tensor<i64>"), _fake_empty(like, []))
+
+
+def whole(v: IRVisitor, node: fx.Node) -> TypedValue:
+    """The host tensor's current value with its meta (for gather/scatter)."""
+    return TypedValue(v.tensor_state[host_ref(v, node)], node.args[0].meta["val"])
+
+
+def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, name: str) -> Value:
+    """torch.aten.index.Tensor with one broadcast index tensor per dim."""
+    got = v.torch_call(name, torch.ops.aten.index.Tensor, whole(v, node), index_tensors(v, node, index, result_val))
+    if None not in index:
+        return v.coerce(got.value, mlir_type(result_val))
+    owners = _dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape))
+    core = [d for owner, d in zip(owners, tensor_dims(mlir_type(result_val))) if owner is not None]
+    tile = v.coerce(got.value, f"tensor<{''.join(d + 'x' for d in core)}{element_type(mlir_type(result_val))}>")
+    return expand_dims(v, name, tile, owners, mlir_type(result_val))
+
+
+def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue, combine: Any, name: str) -> None:
+    """A loop nest over the value's elements: dest[idx(p)] = combine(dest[idx(p)], value[p])
+    (or = value[p]). Sequential, so duplicate indices accumulate like atomics."""
+    indices = [t.value for t in index_tensors(v, node, index, value.val)]
+    dest = v.tensor_state[host_ref(v, node)]
+    b = v.builder
+    dims = tensor_dims(value.value.type)
+    ivs: list[str] = []
+    current, results = dest.ssa, []
+    for d, size in enumerate(dims):
+        upper = v.tensor_dim(value.value, d) if size == "?" else b.index(int(size))
+        iv, carry, result = b.fresh(f"{name}_i{d}"), b.fresh(f"{name}_dest"), b.fresh(f"{name}_rows")
+        b.emit(f"{result} = scf.for {iv} = {b.index(0)} to {upper} step {b.index(1)} iter_args({carry} = {current}) -> ({dest.type}) {{")
+        v.enter_region()
+        ivs.append(iv)
+        results.append(result)
+        current = carry
+    coords = [_element_index(v, t, ivs, name) for t in indices]
+    elt = element_type(dest.type)
+    item = b.fresh(f"{name}_item")
+    b.emit(f"{item} = tensor.extract {value.value.ssa}[{', '.join(ivs)}] : {value.value.type}")
+    if combine is not None:
+        old, combined = b.fresh(f"{name}_old"), b.fresh(f"{name}_new")
+        b.emit(f"{old} = tensor.extract {current}[{', '.join(coords)}] : {dest.type}")
+        b.emit(f"{combined} = {_element_op(combine, elt)} {old}, {item} : {elt}")
+        item = combined
+    updated = b.fresh(f"{name}_updated")
+    b.emit(f"{updated} = tensor.insert {item} into {current}[{', '.join(coords)}] : {dest.type}")
+    for result in reversed(results):
+        b.emit(f"scf.yield {updated} : {dest.type}")
+        v.exit_region()
+        b.emit("}")
+        updated = result
+    v.tensor_state[host_ref(v, node)] = Value(updated, dest.type)
+
+
+def _element_index(v: IRVisitor, index: Value, ivs: list[str], name: str) -> str:
+    """The destination coordinate at this element: broadcast (size-1) dims read 0."""
+    coords = [v.builder.index(0) if size == "1" else iv for size, iv in zip(tensor_dims(index.type), ivs)]
+    raw, ssa = v.builder.fresh(f"{name}_at"), v.builder.fresh(f"{name}_coord")
+    v.builder.emit(f"{raw} = tensor.extract {index.ssa}[{', '.join(coords)}] : {index.type}")
+    v.builder.emit(f"{ssa} = arith.index_cast {raw} : i64 to index")
+    return ssa
+
+
+# Element-wise combines of scatters: (float op, integer op).
+ELEMENT_OPS: dict[Any, tuple[str, str]] = {
+    torch.ops.aten.add.Tensor: ("arith.addf", "arith.addi"),
+    torch.ops.aten.maximum.default: ("arith.maximumf", "arith.maxsi"),
+    torch.ops.aten.minimum.default: ("arith.minimumf", "arith.minsi"),
+    torch.ops.aten.bitwise_and.Tensor: ("", "arith.andi"),
+    torch.ops.aten.bitwise_or.Tensor: ("", "arith.ori"),
+    torch.ops.aten.bitwise_xor.Tensor: ("", "arith.xori"),
+}
+
+
+def _element_op(combine: Any, elt: str) -> str:
+    float_op, int_op = ELEMENT_OPS[combine]
+    op = float_op if elt.startswith(("f", "bf")) else int_op
+    if not op:
+        raise LoweringError(None, f"{combine} on {elt} elements is not supported")
+    return op
+
+
 def read(v: IRVisitor, acc: Access, name: str) -> Value:
     """extract_slice of the tensor's current value, then unit dims for None entries."""
     source = v.tensor_state[acc.name]
@@ -114,7 +266,7 @@ def read(v: IRVisitor, acc: Access, name: str) -> Value:
     tile = Value(ssa, acc.tile_type)
     if acc.tile_type == acc.result_type:
         return tile
-    return expand_dims(v, name, tile, acc.index, acc.result_type)
+    return expand_dims(v, name, tile, acc.owners, acc.result_type)
 
 
 def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
@@ -143,7 +295,10 @@ def load(v: IRVisitor, node: fx.Node) -> Value:
     target, index, mask = node.args[0], node.args[1], node.args[2]
     if isinstance(v.node_values.get(target), Value):
         return _index_value(v, node, target, index)
-    value = read(v, access(v, node, index, node.meta["val"]), node.name)
+    if is_gather(index):
+        value = gather(v, node, index, node.meta["val"], node.name)
+    else:
+        value = read(v, access(v, node, index, node.meta["val"]), node.name)
     if mask is None:
         return value
     return masked(v, node.name, mask, TypedValue(value, node.meta["val"]), 0.0).value
@@ -163,6 +318,12 @@ def store(v: IRVisitor, node: fx.Node) -> None:
     name = host_ref(v, node)
     dtype = v.ctx.tensor_arg(name).dtype
     value = v.convert(v.typed(value_node), dtype, node.name)
+    if is_gather(index):
+        if mask is not None:
+            old = TypedValue(gather(v, node, index, value.val, f"{node.name}_old"), value.val)
+            value = masked(v, node.name, mask, value, old)
+        scatter(v, node, index, value, None, node.name)
+        return None
     acc = access(v, node, index, value.val)
     if mask is not None:
         old = TypedValue(read(v, acc, f"{node.name}_old"), value.val)
@@ -187,6 +348,8 @@ ATOMIC_COMBINES: dict[Any, Any] = {
 def atomic_rmw(v: IRVisitor, node: fx.Node) -> Value:
     """Read-modify-write: extract_slice, torch combine op, insert_slice; returns the old value."""
     index, value_node = node.args[1], node.args[2]
+    if is_gather(index):
+        return _atomic_scatter(v, node)
     old = TypedValue(read(v, access(v, node, index, node.meta["val"]), f"{node.name}_old"), node.meta["val"])
     new = v.convert(v.typed(value_node), old.val.dtype, node.name)
     combine = ATOMIC_COMBINES[node.target]
@@ -194,6 +357,18 @@ def atomic_rmw(v: IRVisitor, node: fx.Node) -> Value:
         new = v.torch_call(f"{node.name}_new", combine, old, new)
     write(v, access(v, node, index, new.val), new.value, node.name)
     return old.value
+
+
+def _atomic_scatter(v: IRVisitor, node: fx.Node) -> Value:
+    """Tensor-indexed atomics: a sequential element loop, so duplicate indices combine."""
+    index, value_node = node.args[1], node.args[2]
+    old = gather(v, node, index, node.meta["val"], f"{node.name}_old")
+    value = v.convert(v.typed(value_node), node.meta["val"].dtype, node.name)
+    combine = ATOMIC_COMBINES[node.target]
+    if combine is None:
+        raise LoweringError(node, "tensor-indexed atomic_xchg is not supported")
+    scatter(v, node, index, value, combine, node.name)
+    return old
 
 
 @lowers(atomic_ops.atomic_cas)

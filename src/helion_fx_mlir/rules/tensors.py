@@ -12,7 +12,7 @@ from helion.language import _tracing_ops, creation_ops, view_ops
 from ..dispatch import lowers
 from ..errors import LoweringError
 from ..stripped_args import ORIGINAL_ARGS
-from ..ir_values import HostTensorRef, Value, mlir_type, tensor_dims
+from ..ir_values import HostTensorRef, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty
         else:
             natural.append(src_dims[src_dim])
             sizes.append(src_dims[src_dim])
-    expanded = f"tensor<{''.join(d + 'x' for d in natural)}{ty[ty.rindex('x') + 1 :]}" if natural else ty
+    expanded = f"tensor<{''.join(d + 'x' for d in natural)}{element_type(ty)}>"
     reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
     ssa = v.builder.fresh(name if expanded == ty else f"{name}_expanded")
     v.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {expanded}")

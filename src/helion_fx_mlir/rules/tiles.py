@@ -8,7 +8,7 @@ import torch.fx as fx
 from helion.language import tile_ops
 
 from ..dispatch import lowers
-from ..ir_values import Value, mlir_type
+from ..ir_values import Value, element_type, mlir_type
 from ..symbols import emit_expr
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def tile_index(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.generate of begin + i (the tile's global indices)."""
     tile = v.tile_of(node.args[0])
     ty = mlir_type(node.meta["val"])
-    elt = ty[ty.rindex("x") + 1 : -1]
+    elt = element_type(ty)
     ssa = v.builder.fresh(node.name)
     i, pos = v.builder.fresh(f"{node.name}_i"), v.builder.fresh(f"{node.name}_pos")
     cast = v.builder.fresh(f"{node.name}_elt")
