@@ -7,12 +7,16 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.fx as fx
-from helion.language import _tracing_ops, atomic_ops, memory_ops
+from helion.language import _tracing_ops, atomic_ops, memory_ops, reduce_ops, scan_ops
 
 # Which positional args of a control-flow op are graph ids of its sub-graphs.
 SUBGRAPH_ARGS: dict[object, tuple[int, ...]] = {
     _tracing_ops._for_loop: (0,),
     _tracing_ops._for_loop_step: (0,),
+    _tracing_ops._if: (1, 2),
+    _tracing_ops._while_loop: (0, 1),
+    reduce_ops._reduce: (0,),
+    scan_ops._associative_scan: (0,),
 }
 # Atomics read and write, so a grid containing one is never an scf.forall.
 ATOMIC_OPS = (
@@ -27,7 +31,7 @@ def subgraph_ids(node: fx.Node) -> list[int]:
     """Graph ids a node calls into (loop bodies, branches, combine functions)."""
     if node.op != "call_function":
         return []
-    return [node.args[i] for i in SUBGRAPH_ARGS.get(node.target, ())]
+    return [node.args[i] for i in SUBGRAPH_ARGS.get(node.target, ()) if node.args[i] is not None]
 
 
 def _has_tensor_index(index: object) -> bool:

@@ -374,14 +374,13 @@ class IRVisitor:
         fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
         return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
 
-    def predicate(self, pred: fx.Node) -> str:
-        """An i1 SSA value: a SymBool comparison, or the element of a 0-d bool tensor."""
-        value = self.value(pred) if isinstance(pred, fx.Node) else None
-        if value is None or value.type not in ("i1", "tensor<i1>"):
-            raise HelionMLIRError(f"predicate {pred} is not a bool scalar or 0-d bool tensor")
+    def predicate(self, value: Any) -> str:
+        """An i1 SSA value from a SymBool comparison or a 0-d bool tensor."""
+        if not isinstance(value, Value) or value.type not in ("i1", "tensor<i1>"):
+            raise HelionMLIRError(f"predicate {value} is not a bool scalar or 0-d bool tensor")
         if value.type == "i1":
             return value.ssa
-        ssa = self.builder.fresh(f"{pred.name}_cond")
+        ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_cond")
         self.builder.emit(f"{ssa} = tensor.extract {value.ssa}[] : tensor<i1>")
         return ssa
 
@@ -401,8 +400,9 @@ class IRVisitor:
 
     def scalar_float(self, val: torch.SymFloat) -> str:
         origin = self.ctx.origin(val.node.expr)
-        if isinstance(origin, NameOrigin):
-            return next(a.ssa_name for a in self.ctx.kernel_args if a.name == origin.name and not a.is_tensor)
+        arg = next((a for a in self.ctx.kernel_args if isinstance(origin, NameOrigin) and a.name == origin.name and not a.is_tensor), None)
+        if arg is not None:
+            return arg.ssa_name
         raise HelionMLIRError(f"symbolic float {val} (origin {origin}) is not supported")
 
     def to_torch(self, operand: torch_mlir_helper.Operand, torch_type: str) -> str:

@@ -20,10 +20,9 @@ if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
 
 
-def carried_args(loop: fx.Node, n_results: int) -> list[int]:
+def carried_args(loop: fx.Node, args: list[Any], n_results: int) -> list[int]:
     """For each loop result i, the arg position j it carries: found through
-    `_phi(args[j], getitem(loop, i))`, else positional (rolled reductions have no phi)."""
-    args = loop.args[3]
+    `_phi(args[j], getitem(loop, i))`, else positional."""
     carried = list(range(n_results))
     for user in loop.users:
         if user.target is operator.getitem:
@@ -68,7 +67,7 @@ def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
     placeholders = [n for n in info.graph.nodes if n.op == "placeholder"]
     outputs = list(info.graph.output_node().args[0] or [])
     rolled = isinstance(info, ReductionLoopGraphInfo)
-    carried = [] if rolled else carried_args(node, len(outputs))
+    carried = [] if rolled else carried_args(node, args, len(outputs))
     partials = [k for k, out in enumerate(outputs) if rolled and _rolled_target(out) in ROLLED_COMBINES]
     stored = v.ctx.stored_tensors(graph_id)
     inits = [v.coerce(v.value(args[j]), mlir_type(placeholders[j].meta["val"])) for j in carried]
@@ -166,7 +165,7 @@ def if_(v: IRVisitor, node: fx.Node) -> list[Value | None]:
     stored = sorted(set(v.ctx.stored_tensors(then_id)) | set(v.ctx.stored_tensors(else_id) if else_id is not None else ()),
                     key=[a.name for a in v.ctx.kernel_args].index)
     types = [mlir_type(phi_node.meta["val"]) for phi_node, _, _ in merged] + [v.tensor_state[t].type for t in stored]
-    cond = v.predicate(pred)
+    cond = v.predicate(v.node_values.get(pred) if isinstance(pred, fx.Node) else pred)
     result = v.builder.fresh(node.name)
     head = f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "")
     v.builder.emit(f"{v.results_name(result, len(types))} = {head} {{" if types else f"{head} {{")
@@ -200,3 +199,43 @@ def _yield_value(v: IRVisitor, side: tuple[str, Any], outputs: list[Any], ty: st
     kind, what = side
     value = outputs[what] if kind == "output" else v.value(what)
     return v.coerce(value, ty)
+
+
+@lowers(_tracing_ops._while_loop)
+def while_loop(v: IRVisitor, node: fx.Node) -> list[Value]:
+    """scf.while carrying every arg (and host tensors stored in the body); the condition
+    graph gives a 0-d bool, the body yields the args it writes (matched through _phi)."""
+    cond_id, body_id, args = node.args[0], node.args[1], node.args[2]
+    outputs = list(v.ctx.graphs[body_id].graph.output_node().args[0] or [])
+    writes = carried_args(node, args, len(outputs))
+    stored = v.ctx.stored_tensors(body_id)
+    placeholders = [n for n in v.ctx.graphs[body_id].graph.nodes if n.op == "placeholder"]
+    inits = [v.coerce(v.value(a), mlir_type(p.meta["val"])) for a, p in zip(args, placeholders, strict=True)]
+    inits += [v.tensor_state[t] for t in stored]
+    types = ", ".join(i.type for i in inits)
+    b = v.builder
+    result = b.fresh(node.name)
+    before = [b.fresh(f"{p.name}_before") for p in placeholders] + [b.fresh(f"{t}_before") for t in stored]
+    b.emit(f"{v.results_name(result, len(inits))} = scf.while ({', '.join(f'{n} = {i.ssa}' for n, i in zip(before, inits))}) : ({types}) -> ({types}) {{")
+    v.enter_region()
+    current = [Value(n, i.type) for n, i in zip(before, inits)]
+    v.tensor_state.update(zip(stored, current[len(args):]))
+    cond = v.visit_graph(cond_id, current[: len(args)])[0]
+    b.emit(f"scf.condition({v.predicate(cond)}) {', '.join(c.ssa for c in current)} : {types}")
+    v.exit_region()
+    after = [b.fresh(f"{p.name}_after") for p in placeholders] + [b.fresh(f"{t}_after") for t in stored]
+    b.emit(f"}} do {{\n^bb0({', '.join(f'{n}: {i.type}' for n, i in zip(after, inits))}):")
+    v.enter_region()
+    current = [Value(n, i.type) for n, i in zip(after, inits)]
+    v.tensor_state.update(zip(stored, current[len(args):]))
+    produced = v.visit_graph(body_id, current[: len(args)])
+    yields = list(current)
+    for k, j in enumerate(writes):
+        yields[j] = v.coerce(produced[k], inits[j].type)
+    yields[len(args):] = [v.tensor_state[t] for t in stored]
+    b.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {types}")
+    v.exit_region()
+    b.emit("}")
+    results = [Value(v.result_name(result, i, len(inits)), init.type) for i, init in enumerate(inits)]
+    v.tensor_state.update(zip(stored, results[len(args):]))
+    return [results[j] for j in writes]
