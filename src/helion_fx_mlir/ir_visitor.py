@@ -127,8 +127,8 @@ class IRVisitor:
         saved_tiles = dict(self.tiles)
         results: list[str] = []
         current = list(inits)
-        for depth, (loop, begin, end) in enumerate(bounds):
-            trip = self.emit_trip_count(loop, begin, end)
+        for depth, (loop, begin, end, *step) in enumerate(bounds):
+            trip = self.emit_trip_count(loop, begin, end, *step)
             iv = b.fresh(loop.iv_name.lstrip("%"))
             innermost = depth == len(bounds) - 1
             names = [b.fresh(n if innermost else f"{n}_outer") for n in iter_names]
@@ -143,7 +143,7 @@ class IRVisitor:
                 head = f"{self.results_name(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
             b.emit(head + " {")
             self.enter_region()
-            self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end)
+            self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end, *step)
             current = [Value(n, v.type) for n, v in zip(names, current)]
         yields = body(current)
         yields = [self.coerce(y, c.type) for y, c in zip(yields, current)]
@@ -192,28 +192,31 @@ class IRVisitor:
         symbols.append(self.index_value(value))
         return f"s{len(symbols) - 1}"
 
-    def emit_trip_count(self, loop: LoopInfo, begin: Any, end: Any) -> str:
+    def emit_trip_count(self, loop: LoopInfo, begin: Any, end: Any, step: Any = None) -> str:
+        """ceildiv(end - begin, step); the step is the block size unless given."""
         syms = [self.block_size_ssa[loop.block_id]]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
+        stride = "s0" if step is None else self._bound(step, syms)
         if isinstance(begin, int) and isinstance(end, int):
             extent = str(end - begin)
         else:
             extent = hi if lo == "0" else f"({hi} - {lo})"
         ssa = self.builder.fresh(f"{loop.name}_trips")
         sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
-        self.builder.emit(f"{ssa} = affine.apply affine_map<()[{sym_list}] -> ({extent} ceildiv s0)>()[{', '.join(syms)}]")
+        self.builder.emit(f"{ssa} = affine.apply affine_map<()[{sym_list}] -> ({extent} ceildiv {stride})>()[{', '.join(syms)}]")
         return ssa
 
-    def emit_tile(self, loop: LoopInfo, iv: str, begin: Any, end: Any) -> Tile:
-        """Offset = begin + iv * block; size = min(block, end - offset): exact at the boundary."""
+    def emit_tile(self, loop: LoopInfo, iv: str, begin: Any, end: Any, step: Any = None) -> Tile:
+        """Offset = begin + iv * step (step = block); size = min(block, end - offset): exact."""
         b = self.builder
         syms = [self.block_size_ssa[loop.block_id]]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
+        stride = "s0" if step is None else self._bound(step, syms)
         sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
-        start = "d0 * s0" if lo == "0" else f"d0 * s0 + {lo}"
-        remaining = f"{hi} - d0 * s0" if lo == "0" else f"{hi} - {lo} - d0 * s0"
+        start = f"d0 * {stride}" if lo == "0" else f"d0 * {stride} + {lo}"
+        remaining = f"{hi} - d0 * {stride}" if lo == "0" else f"{hi} - {lo} - d0 * {stride}"
         if isinstance(begin, int) and isinstance(end, int):
-            remaining = f"{end - begin} - d0 * s0"
+            remaining = f"{end - begin} - d0 * {stride}"
         offset, size = b.fresh(f"{loop.name}_offset"), b.fresh(f"{loop.name}_size")
         operands = f"({iv})[{', '.join(syms)}]"
         b.emit(f"{offset} = affine.apply affine_map<(d0)[{sym_list}] -> ({start})>{operands}")

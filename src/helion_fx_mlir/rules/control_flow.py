@@ -53,17 +53,18 @@ def phi(v: IRVisitor, node: fx.Node) -> Value:
     return Value(ssa, init.type)
 
 
-@lowers(_tracing_ops._for_loop)
+@lowers(_tracing_ops._for_loop, _tracing_ops._for_loop_step)
 def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
     """affine.for with iter_args, one per block id (scf.for for non-affine bounds).
 
     Only args the body yields back are iter_args (plus host tensors stored inside);
     read-only args are used directly from outside. A rolled reduction's body yields
     per-chunk partials, which are combined into carried accumulators."""
-    graph_id, begins, ends, args = node.args
+    graph_id, begins, ends, args = node.args[:4]
+    steps = node.args[4] if len(node.args) > 4 else [None] * len(begins)  # _for_loop_step
     info = v.ctx.graphs[graph_id]
     loops = [LoopInfo(bid, v.ctx.loop_name(bid), v.ctx.block_size_values.get(bid), None, f"%iv_block{bid}") for bid in info.block_ids]
-    bounds = list(zip(loops, begins, ends, strict=True))
+    bounds = list(zip(loops, begins, ends, steps, strict=True))
     placeholders = [n for n in info.graph.nodes if n.op == "placeholder"]
     outputs = list(info.graph.output_node().args[0] or [])
     rolled = isinstance(info, ReductionLoopGraphInfo)
@@ -86,7 +87,7 @@ def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
             results = [_combine(v, outputs[k], acc, results[k]) for k, acc in zip(partials, values[len(carried):n_loop])]
         return [*results, *(v.tensor_state[t] for t in stored)]
 
-    kind = "affine" if all(isinstance(x, int) for x in (*begins, *ends)) else "scf"
+    kind = "affine" if all(isinstance(x, int) for x in (*begins, *ends, *(s for s in steps if s is not None))) else "scf"
     results = v.emit_loop_nest(kind, bounds, names, inits, body)
     v.tensor_state.update(zip(stored, results[n_loop:]))
     if not rolled:
