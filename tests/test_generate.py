@@ -63,3 +63,29 @@ def test_lower_to_llvm_gives_llvm_dialect() -> None:
     assert "llvm.func @matmul(" in llvm and "llvm.func @_mlir_ciface_matmul(" in llvm
     for leftover in ("scf.", "affine.", "tensor.", "linalg.", "memref."):
         assert leftover not in llvm
+
+
+def _op_lines(text: str) -> list[str]:
+    skip = ("module", "^", "}", "func.func")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(skip)
+            and not line.strip().endswith("{")]
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_debug_info_puts_a_kernel_location_on_every_op(name: str) -> None:
+    text = generate_mlir(EXAMPLES[name].bind(), debug_info=True)
+    assert validate_with_helion_opt(text).ok
+    source = EXAMPLES[name].kernel.fn.__code__.co_filename
+    for line in _op_lines(text):
+        assert f'loc("{source}":' in line, line
+    assert "loc(" not in generate_mlir(EXAMPLES[name].bind())
+
+
+def test_verifier_diagnostics_on_emitted_ir_point_at_the_kernel_line() -> None:
+    text = generate_mlir(EXAMPLES["matmul"].bind(), debug_info=True)
+    broken = text.replace('{name = "block_size_2"}', '{nom = "block_size_2"}')
+    result = validate_with_helion_opt(broken, "matmul.mlir")
+    assert not result.ok
+    path, line, _col = result.diagnostics[0].split(":")[:3]
+    assert path.endswith("examples/kernels.py"), result.diagnostics
+    assert "def matmul(" in open(path).read().splitlines()[int(line) - 1]

@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     _kernel_args(emit)
     emit.add_argument("--name", help="func name (default: the kernel's)")
     emit.add_argument("-o", "--output", help="write to FILE instead of stdout")
+    emit.add_argument("--mlir-print-debuginfo", action="store_true",
+                      help='attach loc("kernel.py":LINE:COL) of the producing kernel line to every op')
     validate = sub.add_parser("validate", help="parse and verify an MLIR file; print diagnostics")
     validate.add_argument("file", help="FILE.mlir, or - for stdin")
     run = sub.add_parser("run", help="compile and run a kernel on random inputs; compare with eager")
@@ -64,7 +66,8 @@ def cmd_emit(ns: argparse.Namespace) -> int:
     from .helion_mlir import generate_mlir
 
     kernel = load_kernel(ns.kernel)
-    text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config))
+    text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config),
+                         debug_info=ns.mlir_print_debuginfo)
     _write(text, ns.output)
     return 0
 

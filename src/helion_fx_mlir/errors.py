@@ -52,3 +52,10 @@ def source_line(node: Any) -> str:
     if loc is not None and getattr(loc, "lineno", None):
         return f"{loc.filename}:{loc.lineno}"
     return "<unknown source>"
+
+
+def mlir_location(loc: Any) -> str | None:
+    """loc("file.py":LINE:COL) for a Helion SourceLocation (MLIR columns are 1-based)."""
+    if loc is None or not getattr(loc, "lineno", None):
+        return None
+    return f'loc("{loc.filename}":{loc.lineno}:{(loc.colno or 0) + 1})'

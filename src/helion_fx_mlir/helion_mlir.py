@@ -11,11 +11,14 @@ from .lowering_context import LoweringContext
 from .mlir_text import ValidationResult, validate_text
 
 
-def generate_mlir(bound_kernel: Any, kernel_name: str | None = None, *, config: helion.Config | None = None) -> str:
+def generate_mlir(bound_kernel: Any, kernel_name: str | None = None, *, config: helion.Config | None = None,
+                  debug_info: bool = False) -> str:
     """The kernel's MLIR for a config (default: the kernel's own, else the spec default).
 
-    Deterministic: the same kernel and config give the same bytes."""
+    With debug_info, every op carries loc("kernel.py":LINE:COL) of the kernel line that
+    produced it. Deterministic: the same kernel and config give the same bytes."""
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
+    ctx.builder.debug_info = debug_info
     return IRVisitor(ctx).lower()
 
 

@@ -23,19 +23,19 @@ from helion.language._decorators import is_api_func
 LAUNCH = "__helion_fx_mlir_launch__"
 
 
-def _is_device_loop(stmt: ast.stmt) -> bool:
+def is_device_loop(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.For) and getattr(stmt, "_loop_type", None) == LoopType.GRID
 
 
 def host_source(host_function: Any) -> str:
     """Source of `def <kernel>(<params>)` running the host statements and one launch."""
     body = list(host_function.body)
-    last = max(i for i, stmt in enumerate(body) if _is_device_loop(stmt))
+    last = max(i for i, stmt in enumerate(body) if is_device_loop(stmt))
     lines = []
     for i, stmt in enumerate(body):
         if i == last:
             lines.append(f"{LAUNCH}(locals())")
-        elif not _is_device_loop(stmt):
+        elif not is_device_loop(stmt):
             lines.append(ast.unparse(stmt))
     params = ast.unparse(host_function.args)
     return f"def {host_function.name}({params}):\n" + textwrap.indent("\n".join(lines), "    ")

@@ -17,7 +17,7 @@ from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
 
 from . import rules, symbols, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
 from .dispatch import LOWERINGS
-from .errors import HelionMLIRError, LoweringError
+from .errors import HelionMLIRError, LoweringError, mlir_location
 from .ir_values import Tile, TypedValue, Value, mlir_type
 from .lowering_context import LoopInfo, LoweringContext, RootInfo
 from .mlir_builder import is_concrete_size
@@ -52,6 +52,7 @@ class IRVisitor:
         b, ctx = self.builder, self.ctx
         attrs = {"helion.kernel": f'"{ctx.kernel_name}"'}
         attrs |= {f"loom.block_size_{bid}": f"{v} : index" for bid, v in sorted(ctx.block_size_values.items())}
+        b.location = mlir_location(ctx.bound_kernel.host_function.location)
         b.emit_module_start(attrs)
         outputs = ctx.output_args
         b.emit_func_start(ctx.kernel_name, [(a.ssa_name, a.mlir_type) for a in ctx.kernel_args], [a.mlir_type for a in outputs])
@@ -72,6 +73,7 @@ class IRVisitor:
 
     def visit_root(self, root: RootInfo) -> None:
         """A grid: scf.forall when stores allow it, else a sequential scf.for nest."""
+        self.builder.location = mlir_location(root.location) or self.builder.location
         stored = self.ctx.stored_tensors(root.graph_id)
         bounds = [(loop, 0, self.ctx.block_sizes[loop.block_id].size) for loop in root.loops]
         if self.ctx.facts.is_parallel(root.graph_id):
@@ -237,6 +239,13 @@ class IRVisitor:
         return []
 
     def visit_node(self, node: fx.Node) -> None:
+        outer, self.builder.location = self.builder.location, mlir_location(node.meta.get("location")) or self.builder.location
+        try:
+            self._visit_node(node)
+        finally:
+            self.builder.location = outer
+
+    def _visit_node(self, node: fx.Node) -> None:
         rule = LOWERINGS.get(node.target)
         if rule is None and isinstance(node.target, torch._ops.OpOverload):
             rule = IRVisitor.aten_compute

@@ -12,6 +12,7 @@ from helion.language import _tracing_ops
 
 from .errors import HelionMLIRError
 from .graph_analysis import GraphFacts, host_tensor_name
+from .host_program import is_device_loop
 from .mlir_builder import MLIRBuilder, format_tensor_type, torch_dtype_to_mlir_element_type
 
 
@@ -48,10 +49,11 @@ class LoopInfo:
 
 @dataclass(frozen=True)
 class RootInfo:
-    """One top-level device loop (a kernel grid) and its axes."""
+    """One top-level device loop (a kernel grid), its axes and its `for` statement."""
 
     graph_id: int
     loops: tuple[LoopInfo, ...]
+    location: Any = None  # Helion SourceLocation of the `for ... in hl.tile(...)` line
 
 
 @dataclass
@@ -99,9 +101,11 @@ class LoweringContext:
             graphs = device_ir.build_codegen_graphs(config)
         block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
         facts = GraphFacts(graphs)
+        device_loops = [stmt for stmt in host_fn.body if is_device_loop(stmt)]
         roots = [
-            RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values.get(b)) for b in block_ids))
-            for gid, block_ids in zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True)
+            RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values.get(b)) for b in block_ids),
+                     getattr(device_loops[i], "_location", None) if i < len(device_loops) else None)
+            for i, (gid, block_ids) in enumerate(zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True))
         ]
         reachable = facts.reachable([r.graph_id for r in roots])
         return cls(

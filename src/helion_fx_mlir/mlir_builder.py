@@ -73,10 +73,26 @@ class MLIRBuilder:
     _prologue_at: int = 0
     _prologue_depth: int = 0
     _hoisted: dict[str, str] = field(default_factory=dict)
+    debug_info: bool = False  # append loc("file":line:col) to every op
+    location: str | None = None  # the location of the ops emitted now
+    _open_locations: list[str | None] = field(default_factory=list)
+    _func_location: str | None = None
 
     def emit(self, text: str) -> None:
         for line in text.splitlines():
-            self.lines.append(f"{self.indent_unit * self.depth}{line}")
+            self.lines.append(f"{self.indent_unit * self.depth}{line}{self._loc_suffix(line.strip())}")
+
+    def _loc_suffix(self, line: str) -> str:
+        """' loc(...)' for an op line when debug info is on. A region op's location goes
+        after its closing brace, so openings push it and closings pop it."""
+        if not self.debug_info or not line or line.startswith("^"):
+            return ""
+        if line.endswith("{"):
+            if not line.startswith("}"):  # '} else {' / '} do {' continue the same op
+                self._open_locations.append(self.location)
+            return ""
+        location = self._open_locations.pop() if line.startswith("}") else self.location
+        return f" {location}" if location else ""
 
     def push(self) -> None:
         self.depth += 1
@@ -100,7 +116,8 @@ class MLIRBuilder:
         """A func-level value (constant, argument dim) defined once at the top of the body."""
         if rhs not in self._hoisted:
             name = self.fresh(hint)
-            self.lines.insert(self._prologue_at, f"{self.indent_unit * self._prologue_depth}{name} = {rhs}")
+            suffix = f" {self._func_location}" if self.debug_info and self._func_location else ""
+            self.lines.insert(self._prologue_at, f"{self.indent_unit * self._prologue_depth}{name} = {rhs}{suffix}")
             self._prologue_at += 1
             self._hoisted[rhs] = name
         return self._hoisted[rhs]
@@ -127,6 +144,7 @@ class MLIRBuilder:
         ret = "" if not results else " -> " + (
             results[0] if len(results) == 1 else f"({', '.join(results)})"
         )
+        self._func_location = self.location
         self.emit(f"func.func @{name}({params}){ret} {{")
         self.push()
         self._prologue_at = len(self.lines)

@@ -79,6 +79,7 @@ class Engine:
 def jit(bound_kernel: Any, config: helion.Config) -> Engine:
     """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
+    ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
     module = parse_module(IRVisitor(ctx).lower())
     to_llvm_module(module)
     with mlir_context():
