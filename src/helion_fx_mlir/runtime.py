@@ -76,9 +76,20 @@ class Engine:
         return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
 
 
+# LLVM has no fp8 types and MLIR expands no f8E4M3FN/E5M2 conversion for the CPU:
+# such kernels emit and lower to linalg, but cannot be JIT-compiled here.
+NO_CPU_CODEGEN = {torch.float8_e4m3fn, torch.float8_e5m2}
+
+
 def jit(bound_kernel: Any, config: helion.Config) -> Engine:
     """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
+    unsupported = sorted({str(a.dtype) for a in ctx.kernel_args if a.dtype in NO_CPU_CODEGEN})
+    if unsupported:
+        raise HelionMLIRError(
+            f"{ctx.kernel_name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
+            "lower_to_linalg) but have no CPU code generation: LLVM has no fp8 float types"
+        )
     ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
     module = parse_module(IRVisitor(ctx).lower())
     to_llvm_module(module)
