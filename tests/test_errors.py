@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 from helion.language import _tracing_ops
@@ -38,3 +40,24 @@ def test_source_line_points_at_the_kernel_statement(monkeypatch: pytest.MonkeyPa
     path, line = err.value.source.rsplit(":", 1)
     source = open(path).read().splitlines()[int(line) - 1]
     assert "for tile_k in hl.tile(k)" in source or "acc" in source
+
+
+@pytest.mark.parametrize("first", ["helion_fx_mlir", "helion"])
+def test_stripped_inputs_are_recorded_whichever_package_is_imported_first(first: str) -> None:
+    script = (
+        f"import {first}\n"
+        "import helion_fx_mlir, helion, torch\n"
+        "from helion_fx_mlir.examples import EXAMPLES\n"
+        "e = EXAMPLES['layer_norm']\n"
+        "args = e.args()\n"
+        "torch.testing.assert_close(helion_fx_mlir.compile_kernel(e.kernel.bind(args))(*args), e.reference(*args))\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_tools_for_mlir_text_do_not_import_torch_or_helion() -> None:
+    script = "import sys, helion_fx_mlir.opt, helion_fx_mlir.cli; print('torch' in sys.modules, 'helion' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]

@@ -13,10 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import torch
-
-from .errors import HelionMLIRError
-from .specs import SpecError, import_file, load_kernel, parse_args, parse_config
+from .errors import HelionMLIRError, SpecError
 
 PROG = "helion-mlir"
 
@@ -64,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_emit(ns: argparse.Namespace) -> int:
     from .helion_mlir import generate_mlir
+    from .specs import load_kernel, parse_args, parse_config
 
     kernel = load_kernel(ns.kernel)
     text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config),
@@ -86,7 +84,10 @@ def cmd_validate(ns: argparse.Namespace) -> int:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
+    import torch
+
     from .runtime import compile_kernel
+    from .specs import load_kernel, parse_args, parse_config
 
     kernel = load_kernel(ns.kernel)
     args = parse_args(ns.args, ns.seed)
@@ -116,6 +117,8 @@ def _eager(kernel: object):
 
 def load_kernel_fn(ref: str) -> Any:
     """FILE.py:FN -> the function (a custom reference for `run`)."""
+    from .specs import import_file
+
     path, sep, name = ref.rpartition(":")
     fn = getattr(import_file(pathlib.Path(path)), name, None) if sep and pathlib.Path(path).is_file() else None
     if not callable(fn):
@@ -124,7 +127,7 @@ def load_kernel_fn(ref: str) -> Any:
 
 
 def _clone(args: Sequence[object]) -> tuple[object, ...]:
-    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    return tuple(a.clone() if hasattr(a, "clone") else a for a in args)
 
 
 def cmd_bench(ns: argparse.Namespace) -> int:

@@ -23,6 +23,10 @@ class LoweringError(HelionMLIRError):
         )
 
 
+class SpecError(HelionMLIRError):
+    """A command-line spec (argument, config, kernel reference) could not be understood."""
+
+
 class MLIRTextError(HelionMLIRError):
     """MLIR text failed to parse, verify or run through a pass pipeline."""
 

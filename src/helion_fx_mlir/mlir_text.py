@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from torch_mlir import ir
@@ -21,16 +22,40 @@ class ValidationResult:
         return self.ok
 
 
+def file_position(loc: ir.Location | None) -> tuple[str, int, int] | None:
+    """(file, line, col) a location points at, looking through names, call sites, fusions."""
+    for kind, position in _POSITION.items():
+        typed = _as(kind, loc)
+        if typed is not None:
+            return position(typed)
+    return None
+
+
+def _as(kind: type, loc: ir.Location | None) -> ir.Location | None:
+    """Diagnostics hand out plain ir.Location; the typed view is a cast that may refuse."""
+    if loc is None or isinstance(loc, kind):
+        return loc
+    try:
+        return kind(loc)
+    except (ValueError, TypeError):
+        return None
+
+
+_POSITION: dict[type, Callable[[ir.Location], tuple[str, int, int] | None]] = {
+    ir.FileLineColLoc: lambda loc: (loc.filename, loc.start_line, loc.start_col),
+    ir.NameLoc: lambda loc: file_position(loc.child_loc),
+    ir.CallSiteLoc: lambda loc: file_position(loc.callee),
+    ir.FusedLoc: lambda loc: next(filter(None, map(file_position, loc.locations)), None),
+}
+
+
 def format_location(loc: ir.Location, fallback: str) -> str:
-    """'file:line:col' for file locations (looking through names and fused locs)."""
-    text = str(loc)
-    start = text.find('"')
-    if start < 0:
+    """'file:line:col'; text parsed from a string reports file '-', shown as `fallback`."""
+    position = file_position(loc)
+    if position is None:
         return fallback
-    end = text.find('"', start + 1)
-    rest = text[end + 1 :].split(")")[0].split(" ")[0]
-    name = text[start + 1 : end]
-    return (fallback if name == "-" else name) + rest
+    name, line, col = position
+    return f"{fallback if name == '-' else name}:{line}:{col}"
 
 
 def format_diagnostic(diag: object, filename: str) -> str:

@@ -11,17 +11,13 @@ from typing import Any
 import helion
 import torch
 
-from .errors import HelionMLIRError
+from .errors import HelionMLIRError, SpecError
 
 DTYPES: dict[str, torch.dtype] = {
     "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64,
     "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
     "u8": torch.uint8, "i1": torch.bool, "f8E4M3FN": torch.float8_e4m3fn,
 }
-
-
-class SpecError(HelionMLIRError):
-    """A command-line spec could not be understood (a usage error)."""
 
 
 def load_kernel(ref: str) -> Any:

@@ -9,33 +9,69 @@ which importing helion_fx_mlir does.
 
 from __future__ import annotations
 
-from typing import Any
-
-import torch.fx as fx
-from helion._compiler import inductor_lowering
+import importlib.abc
+import importlib.util
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .errors import LoweringError
 
+if TYPE_CHECKING:
+    import torch.fx as fx
+
 ORIGINAL_ARGS = "helion_fx_mlir.original_args"
+TARGET = "helion._compiler.inductor_lowering"
 
 
 def install() -> None:
-    """Wrap Helion's strip_unused_inputs once (idempotent)."""
-    strip = inductor_lowering.strip_unused_inputs
+    """Wrap Helion's strip_unused_inputs now if Helion is imported, else when it is
+    (so importing this package does not import Helion)."""
+    module = sys.modules.get(TARGET)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
+
+
+def _patch(module: ModuleType) -> None:
+    strip = module.strip_unused_inputs
     if getattr(strip, "_records_original_args", False):
         return
 
-    def recording_strip(node: fx.Node, *args: Any, **kwargs: Any) -> Any:
+    def recording_strip(node: "fx.Node", *args: Any, **kwargs: Any) -> Any:
         node.meta.setdefault(ORIGINAL_ARGS, node.args)
         return strip(node, *args, **kwargs)
 
     recording_strip._records_original_args = True  # type: ignore[attr-defined]
-    inductor_lowering.strip_unused_inputs = recording_strip
+    module.strip_unused_inputs = recording_strip
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds Helion's inductor_lowering through the normal finders, then patches it."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != TARGET:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec: Any) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        _patch(module)
 
 
 def restored_args(node: fx.Node) -> tuple[list[Any], dict[str, Any]]:
     """The node's args with stripped (None) positions put back; other args stay as they
     are, since Helion legitimately rewrites them (e.g. inserting _mask_to)."""
+    import torch.fx as fx
+
     args = list(node.args)
     original = node.meta.get(ORIGINAL_ARGS)
     if original is None:
@@ -56,5 +92,7 @@ def restored_args(node: fx.Node) -> tuple[list[Any], dict[str, Any]]:
 
 
 def _inductor_lowered(node: fx.Node) -> bool:
+    from helion._compiler import inductor_lowering
+
     lowering = node.meta.get("lowering")
     return isinstance(lowering, (inductor_lowering.PointwiseLowering, inductor_lowering.ReductionLowering))

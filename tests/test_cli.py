@@ -1,0 +1,66 @@
+"""helion-mlir: emit/validate/run from the shell, exit codes 0/1/2, never a traceback."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from helion_fx_mlir import cli
+
+KERNELS = pathlib.Path(__file__).resolve().parents[1] / "src" / "helion_fx_mlir" / "examples" / "kernels.py"
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "helion_fx_mlir.cli", *argv], capture_output=True, text=True)
+
+
+def test_emit_prints_kernel_mlir_with_config(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["emit", f"{KERNELS}:matmul", "--args", "100x130xf32", "130x70xf32", "--config", "block_sizes=32,16,64"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "loom.block_size_0 = 32 : index, loom.block_size_1 = 16 : index, loom.block_size_2 = 64 : index" in out
+    assert "func.func @matmul(%x: tensor<100x130xf32>" in out
+
+
+def test_emit_debuginfo_and_output_file(tmp_path: pathlib.Path) -> None:
+    target = tmp_path / "add.mlir"
+    assert cli.main(["emit", f"{KERNELS}:add", "--args", "9x9xf32", "9x9xf32", "--mlir-print-debuginfo", "-o", str(target)]) == 0
+    assert f'loc("{KERNELS}":' in target.read_text()
+
+
+def test_validate_good_and_bad_files(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad = tmp_path / "good.mlir", tmp_path / "bad.mlir"
+    cli.main(["emit", f"{KERNELS}:add", "--args", "9x9xf32", "9x9xf32", "-o", str(good)])
+    bad.write_text('func.func @f() {\n  "helion.phi"() : () -> ()\n  return\n}\n')
+    assert cli.main(["validate", str(good)]) == 0
+    assert cli.main(["validate", str(bad)]) == 1
+    assert f"{bad}:2:3: error:" in capsys.readouterr().err
+
+
+def test_run_compares_with_eager(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", f"{KERNELS}:layer_norm", "--args", "37x100xf32", "100xf32", "100xf32"]) == 0
+    assert "match" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["emit", "missing.py:k", "--args", "3xf32"], 1, "no such file: missing.py"),
+        (["emit", f"{KERNELS}:nope", "--args", "3xf32"], 1, "has no helion kernel named 'nope'"),
+        (["emit", f"{KERNELS}:add", "--args", "3xq7"], 2, "cannot parse argument spec '3xq7'"),
+        (["emit", f"{KERNELS}:add", "--args", "3xf32", "3xf32", "--config", "block_sizes"], 2, "KEY=VALUE"),
+        (["emit", "no-colon", "--args", "3xf32"], 2, "expected FILE.py:KERNEL"),
+        (["validate", "missing.mlir"], 1, "cannot read missing.mlir"),
+        (["frobnicate"], 2, "invalid choice"),
+        (["emit", f"{KERNELS}:add"], 2, "--args"),
+    ],
+    ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args"],
+)
+def test_bad_input_gives_one_message_and_an_exit_code(argv: list[str], code: int, message: str) -> None:
+    result = run(*argv)
+    assert result.returncode == code, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
