@@ -13,18 +13,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import HelionMLIRError, SpecError
+from .errors import SpecError, UsageError
+from .shell import read_input, run_tool, write_output
 
 PROG = "helion-mlir"
 
 
-class UsageError(Exception):
-    """Raised by the parser instead of exiting, so main() owns every exit code."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: error: {message}")
+        raise UsageError(message)
 
 
 def _kernel_args(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +63,7 @@ def cmd_emit(ns: argparse.Namespace) -> int:
     kernel = load_kernel(ns.kernel)
     text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config),
                          debug_info=ns.mlir_print_debuginfo)
-    _write(text, ns.output)
+    write_output(text, ns.output)
     return 0
 
 
@@ -74,7 +71,7 @@ def cmd_validate(ns: argparse.Namespace) -> int:
     from .helion_mlir import validate_with_helion_opt
 
     name = "<stdin>" if ns.file == "-" else ns.file
-    text = sys.stdin.read() if ns.file == "-" else _read(ns.file)
+    text = read_input(ns.file)
     result = validate_with_helion_opt(text, name)
     for diag in result.diagnostics:
         print(diag, file=sys.stderr)
@@ -137,39 +134,16 @@ def cmd_bench(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _read(path: str) -> str:
-    try:
-        return pathlib.Path(path).read_text()
-    except OSError as err:
-        raise HelionMLIRError(f"cannot read {path}: {err.strerror}") from None
-
-
-def _write(text: str, path: str | None) -> None:
-    if path:
-        pathlib.Path(path).write_text(text)
-    else:
-        sys.stdout.write(text)
-
-
 COMMANDS = {"emit": cmd_emit, "validate": cmd_validate, "run": cmd_run, "bench": cmd_bench}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        ns = build_parser().parse_args(argv)
-        return COMMANDS[ns.command](ns)
-    except UsageError as err:
-        print(err, file=sys.stderr)
-        return 2
-    except SpecError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
-    except HelionMLIRError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 1
-    except Exception as err:  # noqa: BLE001 - user kernels can raise anything; no tracebacks
-        print(f"{PROG}: error: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
+    return run_tool(PROG, lambda: _main(argv))
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    ns = build_parser().parse_args(argv)
+    return COMMANDS[ns.command](ns)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@ class LoweringError(HelionMLIRError):
         )
 
 
-class SpecError(HelionMLIRError):
+class UsageError(HelionMLIRError):
+    """A bad command line: the tools exit with code 2 and one message."""
+
+
+class SpecError(UsageError):
     """A command-line spec (argument, config, kernel reference) could not be understood."""
 
 

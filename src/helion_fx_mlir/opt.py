@@ -19,8 +19,9 @@ from importlib import metadata
 from torch_mlir import ir, passmanager
 
 from .dialects import mlir_context
-from .errors import HelionMLIRError, MLIRTextError
+from .errors import HelionMLIRError, MLIRTextError, UsageError
 from .mlir_text import file_position
+from .shell import read_input, run_tool, write_output
 from .passes import NAMED_PIPELINES
 
 PROG = "helion-opt"
@@ -33,10 +34,6 @@ OP_ON_DIAGNOSTIC_NOTE = "see current operation:"
 DIRECTIVE = re.compile(r"expected-(?:error|warning|note|remark)\b")
 DIRECTIVE_FORM = "expected-error[@+N|@-N|@above|@below] {{message}} (or warning, note, remark)"
 EXPECTED = re.compile(r"expected-(error|warning|note|remark)\s*(?:@([+-]\d+|above|below))?\s*\{\{(.*)\}\}")
-
-
-class UsageError(Exception):
-    """A bad command line: exit code 2 and one message."""
 
 
 class StepFailed(Exception):
@@ -473,23 +470,6 @@ def verify_expectations(diagnostics: list[Diagnostic], chunk: str, filename: str
 # --- driver ------------------------------------------------------------------------------
 
 
-def read_input(path: str) -> str:
-    try:
-        return sys.stdin.read() if path == "-" else pathlib.Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise HelionMLIRError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
-
-
-def write_output(text: str, path: str | None) -> None:
-    if path is None or path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        pathlib.Path(path).write_text(text)
-    except OSError as err:
-        raise HelionMLIRError(f"cannot write {path}: {err.strerror}") from None
-
-
 def report(results: list[ChunkResult], chunks: list[str], opts: Options, filename: str) -> bool:
     """Print diagnostics (or, under --verify-diagnostics, mismatches); True on success."""
     if opts.verify_diagnostics:
@@ -514,21 +494,15 @@ def run(opts: Options) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        parsed = parse_command_line(sys.argv[1:] if argv is None else argv)
-        if isinstance(parsed, str):
-            sys.stdout.write(parsed)
-            return 0
-        return run(parsed)
-    except UsageError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 2
-    except HelionMLIRError as err:
-        print(f"{PROG}: error: {err}", file=sys.stderr)
-        return 1
-    except Exception as err:  # noqa: BLE001 - a driver reports, it does not crash
-        print(f"{PROG}: internal error: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
+    return run_tool(PROG, lambda: _main(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: Sequence[str]) -> int:
+    parsed = parse_command_line(argv)
+    if isinstance(parsed, str):
+        sys.stdout.write(parsed)
+        return 0
+    return run(parsed)
 
 
 if __name__ == "__main__":
