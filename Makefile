@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench clean
+.PHONY: setup demo test pytest lit bench docs clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,9 @@ lit: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/helion-mlir bench
+
+docs: $(STAMP)
+	$(PY) -m helion_fx_mlir.coverage
 
 clean:
 	rm -rf $(VENV) lit_tests/Output

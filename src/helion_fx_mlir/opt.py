@@ -9,7 +9,6 @@ error. Failures print diagnostics or one message, never a Python traceback.
 from __future__ import annotations
 
 import contextlib
-import pathlib
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence

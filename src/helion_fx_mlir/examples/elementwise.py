@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import helion
 import helion.language as hl
 import torch
@@ -12,15 +10,12 @@ from helion.language.random_ops import philox_rand_ref
 
 from .registry import FLOATS, Example, in_f32, randn, tensors
 
-_GELU_C = math.sqrt(2.0 / math.pi)
-
-
 @helion.kernel(static_shapes=True)
 def geglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(a)
     for tile in hl.tile(out.size()):
         x = a[tile].to(torch.float32)
-        gate = 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+        gate = 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))  # sqrt(2/pi)
         out[tile] = (gate * b[tile].to(torch.float32)).to(out.dtype)
     return out
 
