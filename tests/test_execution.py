@@ -63,3 +63,13 @@ def test_non_contiguous_inputs() -> None:
     x, y = torch.randn(50, 37).t(), torch.randn(37, 50)
     compiled = compile_kernel(example.kernel.bind((x, y)))
     torch.testing.assert_close(compiled(x, y), x + y)
+
+
+def test_fp8_e4m3fn_loads_convert_every_bit_pattern_exactly() -> None:
+    from helion_fx_mlir.examples.elementwise import cast_to_f32
+
+    x = torch.arange(256, dtype=torch.uint8).view(torch.float8_e4m3fn)
+    got, want = compile_kernel(cast_to_f32.bind((x,)))(x), x.float()
+    torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    finite = ~want.isnan()
+    assert torch.equal(torch.signbit(got[finite]), torch.signbit(want[finite]))  # -0.0 stays -0.0

@@ -18,8 +18,8 @@ from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
 from . import rules, symbols, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
 from .dispatch import LOWERINGS
 from .errors import HelionMLIRError, LoweringError, mlir_location
-from .ir_values import Tile, TypedValue, Value, mlir_type
-from .lowering_context import LoopInfo, LoweringContext, RootInfo
+from .ir_values import Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
+from .lowering_context import KernelArgInfo, LoopInfo, LoweringContext, RootInfo
 from .mlir_builder import is_concrete_size
 from .stripped_args import restored_args
 
@@ -272,21 +272,60 @@ class IRVisitor:
             known = self.node_values.get(arg)
             if isinstance(known, Value) and known.type == "index":
                 return known.ssa
+            if isinstance(known, Value) and tensor_dims(known.type) == [] and known.type.startswith("tensor<"):
+                return self.extract_index(known, arg.name)
             arg = arg.meta["val"]
         if is_concrete_size(arg):
             return self.builder.index(arg)
         expr = arg.node.expr if isinstance(arg, torch.SymInt) else arg
         return symbols.emit_expr(self, sympy.sympify(expr))
 
-    def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
-        ssa = self.builder.fresh(hint)
-        self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : index")
+    def scalar_index(self, node: fx.Node) -> str:
+        """A SymInt used as a number (not a shape): a block var is the configured block
+        size (tile.block_size), even on a partial last tile."""
+        origin = self.ctx.origin(node.meta["val"].node.expr)
+        if isinstance(origin, BlockSizeOrigin) and origin.block_id in self.block_size_ssa:
+            return self.block_size_ssa[origin.block_id]
+        return self.index_value(node)
+
+    def extract_index(self, value: Value, name: str) -> str:
+        """A 0-d integer tensor (a data-dependent loop bound) as an index."""
+        elt = element_type(value.type)
+        raw, ssa = self.builder.fresh(f"{name}_elt"), self.builder.fresh(f"{name}_index")
+        self.builder.emit(f"{raw} = tensor.extract {value.ssa}[] : {value.type}")
+        self.builder.emit(f"{ssa} = arith.index_cast {raw} : {elt} to index")
         return ssa
+
+    def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
+        return self.emit_scalar_op(op, lhs, rhs, "index", hint)
+
+    def emit_scalar_op(self, op: str, lhs: str, rhs: str, ty: str, hint: str) -> str:
+        ssa = self.builder.fresh(hint)
+        self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")
+        return ssa
+
+    def scalar_arg(self, name: str) -> str:
+        """The func argument of a scalar kernel parameter."""
+        arg = next((a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor), None)
+        if arg is None:
+            raise HelionMLIRError(f"'{name}' is not a scalar argument of the kernel")
+        return arg.ssa_name
 
     def arg_dim(self, name: str, dim: int) -> str:
         """Runtime size of a dynamic func-argument dim, read once at the top of the func."""
         arg = self.ctx.tensor_arg(name)
         return self.builder.hoist(f"tensor.dim {arg.ssa_name}, {self.builder.index(dim)} : {arg.mlir_type}", f"{name}_dim{dim}")
+
+    def host_size(self, tensor: str, dim: int) -> str:
+        """A dynamic size of a host tensor that is no func argument (behind a view): an
+        extra i64 argument, read from the tensor when the kernel is launched."""
+        for arg in self.ctx.kernel_args:
+            if arg.host_size == (tensor, dim):
+                return self.builder.hoist(f"arith.index_cast {arg.ssa_name} : i64 to index", f"{arg.name}_index")
+        ssa = self.builder.add_func_arg(f"{tensor}_size{dim}", "i64")
+        name = ssa.lstrip("%")
+        self.ctx.kernel_args.append(KernelArgInfo(name, len(self.ctx.kernel_args), False, torch.int64, (), "i64", ssa, False, (tensor, dim)))
+        return self.host_size(tensor, dim)
 
     def active_tile(self, block_id: int) -> Tile:
         if block_id not in self.tiles:
@@ -305,10 +344,8 @@ class IRVisitor:
         return self.block_size_ssa[block_id]
 
     def scalar_arg_as_index(self, name: str) -> str:
-        arg = next((a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor), None)
-        if arg is None:
-            raise HelionMLIRError(f"'{name}' is not a scalar argument of the kernel")
-        return self.builder.hoist(f"arith.index_cast {arg.ssa_name} : {arg.mlir_type} to index", f"{name}_index")
+        arg = self.scalar_arg(name)
+        return self.builder.hoist(f"arith.index_cast {arg} : i64 to index", f"{name}_index")
 
     def tile_of(self, arg: Any) -> Tile | None:
         """The tile a block-size SymInt (or a node of one) denotes: the active tile of its
@@ -353,18 +390,19 @@ class IRVisitor:
     def emit_torch_op(self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> Any:
         by_node: dict[object, torch_mlir_helper.Operand] = {}
 
-        def operand(arg: Any) -> Any:
+        def operand(arg: Any, in_list: bool = False) -> Any:
             if isinstance(arg, TypedValue):
                 key = arg.value.ssa
                 if key not in by_node:
                     by_node[key] = torch_mlir_helper.Operand(arg.val, arg.value.ssa, arg.value.type)
                 return by_node[key]
             if isinstance(arg, fx.Node):
-                if arg not in by_node:
-                    by_node[arg] = self.torch_operand(arg)
-                return by_node[arg]
+                key = (arg, in_list)
+                if key not in by_node:
+                    by_node[key] = self.torch_operand(arg, as_shape=in_list)
+                return by_node[key]
             if isinstance(arg, (list, tuple)):
-                return type(arg)(operand(a) for a in arg)
+                return type(arg)(operand(a, True) for a in arg)
             return arg
 
         op_args = [operand(a) for a in args]
@@ -399,23 +437,22 @@ class IRVisitor:
     def typed(self, node: fx.Node) -> TypedValue:
         return TypedValue(self.value(node), node.meta["val"])
 
-    def torch_operand(self, node: fx.Node) -> torch_mlir_helper.Operand:
+    def torch_operand(self, node: fx.Node, as_shape: bool = False) -> torch_mlir_helper.Operand:
+        """A node as an op operand. A SymInt in a size list is a shape (the exact tile);
+        on its own it is a number (a block var is then the configured block size)."""
         val = node.meta["val"]
         if isinstance(val, torch.Tensor):
             v = self.value(node)
             return torch_mlir_helper.Operand(val, v.ssa, v.type)
         if isinstance(val, torch.SymInt):
-            return torch_mlir_helper.Operand(val, self.index_value(node), "index")
+            return torch_mlir_helper.Operand(val, self.index_value(node) if as_shape else self.scalar_index(node), "index")
         if isinstance(val, torch.SymFloat):
             return torch_mlir_helper.Operand(val, self.scalar_float(val), "f64")
         raise HelionMLIRError(f"operand {node.name} of type {type(val).__name__} is not supported")
 
     def scalar_float(self, val: torch.SymFloat) -> str:
-        origin = self.ctx.origin(val.node.expr)
-        arg = next((a for a in self.ctx.kernel_args if isinstance(origin, NameOrigin) and a.name == origin.name and not a.is_tensor), None)
-        if arg is not None:
-            return arg.ssa_name
-        raise HelionMLIRError(f"symbolic float {val} (origin {origin}) is not supported")
+        """An f64 value for a SymFloat: a scalar arg or an expression of them."""
+        return symbols.emit_float_expr(self, sympy.sympify(val.node.expr))
 
     def to_torch(self, operand: torch_mlir_helper.Operand, torch_type: str) -> str:
         """torch_c bridge of a builtin value, reused while it is in scope."""

@@ -28,6 +28,7 @@ class KernelArgInfo:
     mlir_type: str
     ssa_name: str
     is_parameter: bool
+    host_size: tuple[str, int] | None = None  # a size read on the host: (tensor variable, dim)
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class MLIRBuilder:
     location: str | None = None  # the location of the ops emitted now
     _open_locations: list[str | None] = field(default_factory=list)
     _func_location: str | None = None
+    _func: tuple[str, list[tuple[str, str]], list[str], int, int] = ("", [], [], 0, 0)
 
     def emit(self, text: str) -> None:
         for line in text.splitlines():
@@ -138,17 +139,29 @@ class MLIRBuilder:
         self.emit("}")
 
     def emit_func_start(self, name: str, args: Sequence[tuple[str, str]], results: Sequence[str]) -> None:
-        params = ", ".join(f"{ssa}: {ty}" for ssa, ty in args)
         for ssa, _ in args:
             self._used.add(ssa.lstrip("%"))
-        ret = "" if not results else " -> " + (
-            results[0] if len(results) == 1 else f"({', '.join(results)})"
-        )
+        self._func = (name, list(args), list(results), len(self.lines), self.depth)
         self._func_location = self.location
-        self.emit(f"func.func @{name}({params}){ret} {{")
+        self.emit(self._func_header())
         self.push()
         self._prologue_at = len(self.lines)
         self._prologue_depth = self.depth
+
+    def add_func_arg(self, hint: str, mlir_type: str) -> str:
+        """A func argument found while emitting the body (a host-side size); the header
+        line is rendered again with it appended."""
+        ssa = self.fresh(hint)
+        name, args, results, line, depth = self._func
+        args.append((ssa, mlir_type))
+        self.lines[line] = f"{self.indent_unit * depth}{self._func_header()}"
+        return ssa
+
+    def _func_header(self) -> str:
+        name, args, results, _, _ = self._func
+        params = ", ".join(f"{ssa}: {ty}" for ssa, ty in args)
+        ret = "" if not results else " -> " + (results[0] if len(results) == 1 else f"({', '.join(results)})")
+        return f"func.func @{name}({params}){ret} {{"
 
     def emit_func_end(self, values: Sequence[str], types: Sequence[str]) -> None:
         if values:

@@ -89,8 +89,61 @@ def to_linalg_module(module: ir.Module) -> ir.Module:
     return module
 
 
+def split_half_conversions(module: ir.Module) -> None:
+    """f64 <-> f16/bf16 as two steps through f32: the JIT has no __truncdfhf2-style
+    runtime functions, while f32 <-> f16/bf16 lower natively (or via arith-expand)."""
+    with mlir_context():
+        f32 = ir.F32Type.get()
+        for op in _ops_named(module, {"arith.truncf", "arith.extf"}):
+            source, result = op.operands[0].type, op.results[0].type
+            names = {str(source), str(result)}  # scalars only: shaped types print as tensor<...>
+            if "f64" in names and names & {"f16", "bf16"}:
+                with ir.InsertionPoint(op), op.location:
+                    middle = arith.TruncFOp(f32, op.operands[0]) if str(source) == "f64" else arith.ExtFOp(f32, op.operands[0])
+                    final = arith.TruncFOp(result, middle.result) if str(source) == "f64" else arith.ExtFOp(result, middle.result)
+                op.results[0].replace_all_uses_with(final.result)
+                op.erase()
+
+
+def expand_fp8_extensions(module: ir.Module) -> None:
+    """arith.extf from f8E4M3FN as integer bit manipulation, since LLVM has no fp8 type:
+    normal numbers rebias the exponent (7 -> 127), subnormals are mant * 2^-9, S.1111.111 is NaN."""
+    with mlir_context():
+        i8, i32, f32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32), ir.F32Type.get()
+        for op in _ops_named(module, {"arith.extf"}):
+            if str(op.operands[0].type) != "f8E4M3FN":
+                continue
+            with ir.InsertionPoint(op), op.location:
+                value = _fp8_e4m3fn_to_f32(op.operands[0], i8, i32, f32)
+                if str(op.results[0].type) != "f32":
+                    value = arith.ExtFOp(op.results[0].type, value).result
+            op.results[0].replace_all_uses_with(value)
+            op.erase()
+
+
+def _fp8_e4m3fn_to_f32(x: ir.Value, i8: ir.Type, i32: ir.Type, f32: ir.Type) -> ir.Value:
+    const = lambda v: arith.ConstantOp(i32, v).result  # noqa: E731
+    bits = arith.ExtUIOp(i32, arith.BitcastOp(i8, x).result).result
+    sign = arith.ShRUIOp(bits, const(7)).result
+    exp = arith.AndIOp(arith.ShRUIOp(bits, const(3)).result, const(15)).result
+    mant = arith.AndIOp(bits, const(7)).result
+    normal = arith.OrIOp(
+        arith.OrIOp(arith.ShLIOp(sign, const(31)).result, arith.ShLIOp(arith.AddIOp(exp, const(120)).result, const(23)).result).result,
+        arith.ShLIOp(mant, const(20)).result,
+    ).result
+    magnitude = arith.MulFOp(arith.UIToFPOp(f32, mant).result, arith.ConstantOp(f32, 2.0**-9).result).result
+    negative = arith.CmpIOp(arith.CmpIPredicate.ne, sign, const(0)).result
+    subnormal = arith.SelectOp(negative, arith.NegFOp(magnitude).result, magnitude).result
+    is_subnormal = arith.CmpIOp(arith.CmpIPredicate.eq, exp, const(0)).result
+    value = arith.SelectOp(is_subnormal, subnormal, arith.BitcastOp(f32, normal).result).result
+    is_nan = arith.CmpIOp(arith.CmpIPredicate.eq, arith.AndIOp(bits, const(127)).result, const(127)).result
+    return arith.SelectOp(is_nan, arith.ConstantOp(f32, float("nan")).result, value).result
+
+
 def to_llvm_module(module: ir.Module) -> ir.Module:
     to_linalg_module(module)
+    split_half_conversions(module)
+    expand_fp8_extensions(module)
     emit_c_interface(module)
     run_pipeline(module, LINALG_TO_LLVM, "linalg-to-llvm")
     return module

@@ -40,6 +40,13 @@ def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
 _SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
 
 
+def _host_value(arg: KernelArgInfo, scope: dict[str, Any]) -> Any:
+    if arg.host_size is not None:
+        tensor, dim = arg.host_size
+        return int(scope[tensor].size(dim))
+    return scope[arg.name]
+
+
 @dataclass
 class Engine:
     """A JIT-compiled kernel func: inputs, then one caller-owned buffer per output."""
@@ -51,7 +58,7 @@ class Engine:
 
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`; write results back into them."""
-        inputs = [self._input(arg, scope[arg.name]) for arg in self.args]
+        inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
         outs = [torch.empty(tuple(scope[o.name].shape), dtype=o.dtype) for o in self.outputs]
         keep = [*inputs, *outs]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
@@ -76,9 +83,9 @@ class Engine:
         return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
 
 
-# LLVM has no fp8 types and MLIR expands no f8E4M3FN/E5M2 conversion for the CPU:
-# such kernels emit and lower to linalg, but cannot be JIT-compiled here.
-NO_CPU_CODEGEN = {torch.float8_e4m3fn, torch.float8_e5m2}
+# LLVM has no fp8 types: f8E4M3FN loads are expanded (passes.expand_fp8_extensions);
+# E5M2, and storing fp8, have no CPU code generation here.
+NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 
 def jit(bound_kernel: Any, config: helion.Config) -> Engine:

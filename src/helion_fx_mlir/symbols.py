@@ -19,6 +19,7 @@ from helion._compiler.variable_origin import (
     TileBeginOrigin,
     TileEndOrigin,
     TileIdOrigin,
+    TensorSizeOrigin,
 )
 from torch.utils._sympy import functions as sympy_fns
 
@@ -97,7 +98,39 @@ def _symbol(v: IRVisitor, sym: sympy.Symbol) -> str:
     if dim is not None:
         return v.arg_dim(*dim)
     origin = v.ctx.origin(sym)
+    if isinstance(origin, TensorSizeOrigin) and isinstance(origin.value, NameOrigin):
+        return v.host_size(origin.value.name, origin.key)
     for cls, rule in ORIGIN_RULES:
         if isinstance(origin, cls):
             return rule(v, origin)
     raise HelionMLIRError(f"symbol {sym} (origin {origin}) cannot be resolved on the device")
+
+
+# Float ops of SymFloat expressions (scalar kernel args combined on the host side).
+FLOAT_OPS: dict[type, str] = {
+    sympy.Add: "arith.addf",
+    sympy.Mul: "arith.mulf",
+    sympy_fns.FloatTrueDiv: "arith.divf",
+}
+
+
+def emit_float_expr(v: IRVisitor, expr: sympy.Expr) -> str:
+    """An f64 SSA value computing a SymFloat expression (e.g. 1.0 / (1.0 - p))."""
+    if expr.is_Number:
+        return v.builder.constant(repr(float(expr)), "f64", "cst_f64")
+    if isinstance(expr, sympy.Symbol):
+        origin = v.ctx.origin(expr)
+        if isinstance(origin, NameOrigin):
+            return v.scalar_arg(origin.name)
+        raise HelionMLIRError(f"float symbol {expr} (origin {origin}) cannot be resolved on the device")
+    if isinstance(expr, sympy.Pow) and expr.exp == -1:
+        one = v.builder.constant("1.0", "f64", "cst_f64")
+        return v.emit_scalar_op("arith.divf", one, emit_float_expr(v, expr.base), "f64", "recip")
+    op = next((name for cls, name in FLOAT_OPS.items() if isinstance(expr, cls)), None)
+    if op is None:
+        raise HelionMLIRError(f"symbolic float expression {expr} ({type(expr).__name__}) is not supported")
+    operands = [emit_float_expr(v, arg) for arg in expr.args]
+    result = operands[0]
+    for operand in operands[1:]:
+        result = v.emit_scalar_op(op, result, operand, "f64", "symf")
+    return result

@@ -208,3 +208,12 @@ EXAMPLES = [
     Example("bias_add_3d", bias_add_3d, tensors(randn(3, 37, 50), randn(50)), lambda x, b: x + b, FLOATS,
             (helion.Config(block_sizes=[2, 8, 64]),)),
 ]
+
+
+@helion.kernel(static_shapes=True)
+def cast_to_f32(x: torch.Tensor) -> torch.Tensor:
+    """x.to(float32) for any input dtype (proves fp8 conversions bit-exactly)."""
+    out = torch.empty(x.size(), dtype=torch.float32, device=x.device)
+    for tile in hl.tile(x.size()):
+        out[tile] = x[tile].to(torch.float32)
+    return out

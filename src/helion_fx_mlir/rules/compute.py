@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -119,7 +120,11 @@ def reduce(v: IRVisitor, node: fx.Node) -> Any:
 
 
 def _metas(node: fx.Node) -> list[Any]:
-    val = node.meta["val"]
+    """Result metas; a tuple reduce keeps them on its getitem users only."""
+    val = node.meta.get("val")
+    if val is None:
+        items = sorted((u.args[1], u.meta["val"]) for u in node.users if u.target is operator.getitem)
+        return [meta for _, meta in items]
     return list(val) if isinstance(val, (list, tuple)) else [val]
 
 

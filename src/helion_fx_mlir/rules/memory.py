@@ -183,9 +183,13 @@ def whole(v: IRVisitor, node: fx.Node) -> TypedValue:
     return TypedValue(v.tensor_state[host_ref(v, node)], node.args[0].meta["val"])
 
 
-def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, name: str) -> Value:
-    """torch.aten.index.Tensor with one broadcast index tensor per dim."""
-    got = v.torch_call(name, torch.ops.aten.index.Tensor, whole(v, node), index_tensors(v, node, index, result_val))
+def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, name: str, mask: Any = None) -> Value:
+    """torch.aten.index.Tensor with one broadcast index tensor per dim; masked-off lanes
+    read element 0 instead of an index that may be out of bounds."""
+    indices = index_tensors(v, node, index, result_val)
+    if mask is not None:
+        indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices]
+    got = v.torch_call(name, torch.ops.aten.index.Tensor, whole(v, node), indices)
     if None not in index:
         return v.coerce(got.value, mlir_type(result_val))
     owners = _dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape))
@@ -282,11 +286,13 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     v.tensor_state[acc.name] = Value(ssa, dest.type)
 
 
-def masked(v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedValue | float) -> TypedValue:
-    """where(mask, value, other): extra_mask lanes that are off keep `other`."""
+def masked(v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedValue | None = None) -> TypedValue:
+    """where(mask, value, other): lanes an extra_mask turns off keep `other` (default 0)."""
     if mask is None:
         return value
-    return v.torch_call(f"{name}_masked", torch.ops.aten.where.self if isinstance(other, TypedValue) else torch.ops.aten.where.ScalarOther, mask, value, other)
+    if other is None:
+        other = v.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, value)
+    return v.torch_call(f"{name}_masked", torch.ops.aten.where.self, mask, value, other)
 
 
 @lowers(memory_ops.load)
@@ -296,12 +302,12 @@ def load(v: IRVisitor, node: fx.Node) -> Value:
     if isinstance(v.node_values.get(target), Value):
         return _index_value(v, node, target, index)
     if is_gather(index):
-        value = gather(v, node, index, node.meta["val"], node.name)
+        value = gather(v, node, index, node.meta["val"], node.name, mask)
     else:
         value = read(v, access(v, node, index, node.meta["val"]), node.name)
     if mask is None:
         return value
-    return masked(v, node.name, mask, TypedValue(value, node.meta["val"]), 0.0).value
+    return masked(v, node.name, mask, TypedValue(value, node.meta["val"])).value
 
 
 def _index_value(v: IRVisitor, node: fx.Node, target: fx.Node, index: Sequence[Any]) -> Value:

@@ -35,7 +35,14 @@ def tile_index(v: IRVisitor, node: fx.Node) -> Value:
     return Value(ssa, ty)
 
 
-@lowers(tile_ops.tile_begin, tile_ops.tile_end, tile_ops.tile_id, tile_ops.tile_block_size)
+@lowers(tile_ops.tile_begin, tile_ops.tile_end, tile_ops.tile_id)
 def tile_attribute(v: IRVisitor, node: fx.Node) -> Value:
     """index arith: begin = offset, end = offset + size, id = offset floordiv block."""
     return Value(emit_expr(v, node.meta["val"].node.expr), "index")
+
+
+@lowers(tile_ops.tile_block_size)
+def tile_block_size(v: IRVisitor, node: fx.Node) -> Value:
+    """The block size (loom.get_symbol), also on a partial last tile."""
+    origin = v.ctx.origin(node.args[0].meta["val"].node.expr)
+    return Value(v.block_size_ssa[origin.block_id], "index")

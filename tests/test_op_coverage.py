@@ -1,0 +1,18 @@
+"""docs/op-coverage.md is generated (src/helion_fx_mlir/coverage.py) and must stay current."""
+
+from __future__ import annotations
+
+from helion_fx_mlir import coverage
+
+
+def test_op_coverage_doc_is_current() -> None:
+    committed = coverage.DOC.read_text() if coverage.DOC.is_file() else ""
+    assert committed == coverage.render(), (
+        "docs/op-coverage.md is out of date with the lowering rules or the sample kernels: run `make docs`"
+    )
+
+
+def test_every_rule_has_a_row() -> None:
+    text = coverage.render()
+    for target in coverage.LOWERINGS:
+        assert f"| `{coverage.display_name(target)}` |" in text
