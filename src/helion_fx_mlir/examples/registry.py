@@ -26,11 +26,12 @@ class Example:
     dtypes: tuple[torch.dtype, ...] = (torch.float32,)
     configs: tuple[Any, ...] = ()  # extra helion.Configs the tests also run
 
-    def args(self, dtype: torch.dtype = torch.float32, seed: int = 0) -> Args:
+    def args(self, dtype: torch.dtype | None = None, seed: int = 0) -> Args:
+        """Inputs for `dtype` (default: the example's first dtype), seeded."""
         torch.manual_seed(seed)
-        return self.make_args(dtype)
+        return self.make_args(dtype or self.dtypes[0])
 
-    def bind(self, dtype: torch.dtype = torch.float32) -> Any:
+    def bind(self, dtype: torch.dtype | None = None) -> Any:
         return self.kernel.bind(self.args(dtype))
 
 
