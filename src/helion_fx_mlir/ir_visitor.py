@@ -347,6 +347,13 @@ class IRVisitor:
         arg = self.scalar_arg(name)
         return self.builder.hoist(f"arith.index_cast {arg} : i64 to index", f"{name}_index")
 
+    def looped_tile(self, size: Any) -> Tile | None:
+        """The tile of a block-size SymInt whose block has a loop here (e.g. a rolled rdim)."""
+        if not isinstance(size, torch.SymInt):
+            return None
+        origin = self.ctx.origin(size.node.expr)
+        return self.tiles.get(origin.block_id) if isinstance(origin, BlockSizeOrigin) else None
+
     def tile_of(self, arg: Any) -> Tile | None:
         """The tile a block-size SymInt (or a node of one) denotes: the active tile of its
         block, or the whole extent of a persistent rdim."""

@@ -49,7 +49,7 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
     for dim, entry in enumerate(entries):
         part = _slice(v, node, entry, shape[dim])
         size = next(kept_sizes) if part.keep else None
-        if entry == slice(None) and (tile := v.tile_of(size)) is not None and tile.size != part.size:
+        if entry == slice(None) and (tile := v.looped_tile(size)) is not None:
             part = Slice(tile.offset, tile.size, True)  # a rolled reduction's current chunk
         parts.append(part)
     result_type = mlir_type(result_val)
