@@ -20,11 +20,13 @@ TORCH_TO_LINALG = (
     # canonicalize drops torch ops left dead by the conversion (list constants).
     "canonicalize,func.func(torch-finalizing-backend-type-conversion),canonicalize,cse)"
 )
+# Elementwise linalg ops are fused first: torch-mlir makes one linalg.generic per ATen op,
+# and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first.
 # buffer-results-to-out-params makes the caller own every output buffer (no leaks);
 # refback-munge-memref-copy removes the JIT's need for libmlir_c_runner_utils.
 LINALG_TO_LLVM = (
-    "builtin.module(lower-affine,"
+    "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,convert-bufferization-to-memref,"
