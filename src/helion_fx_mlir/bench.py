@@ -28,7 +28,7 @@ def _median_ms(fn: Callable[[], Any], repeat: int) -> float:
 def bench_example(name: str, repeat: int = 5) -> dict[str, Any]:
     """Times (ms) for one example in f32; lower+JIT is uncached on purpose."""
     example = EXAMPLES[name]
-    args = example.args()
+    args = example.args(torch.float32 if torch.float32 in example.dtypes else None)
     bound = example.kernel.bind(args)
     config = resolve_config(bound, None)
     cold = _median_ms(lambda: generate_mlir(bound, config=config), 1)
@@ -38,9 +38,14 @@ def bench_example(name: str, repeat: int = 5) -> dict[str, Any]:
     host = build_host_function(bound.host_function, engines[-1].run)
     run_ms = _median_ms(lambda: host(*args), repeat)
     eager_ms = _median_ms(lambda: example.reference(*args), repeat)
-    error = (host(*args).float() - example.reference(*args).float()).abs().max().item()
+    got, want = _flat(host(*args)), _flat(example.reference(*args))
+    error = max((g.double() - w.double()).abs().max().item() for g, w in zip(got, want, strict=True))
     return {"kernel": name, "generate (first)": cold, "generate": warm, "lower+JIT": jit_ms,
             "run": run_ms, "eager": eager_ms, "max |err|": error}
+
+
+def _flat(result: Any) -> list[torch.Tensor]:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -52,9 +57,14 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([line(headers), sep, *(line(c) for c in cells)])
 
 
+CORE = ["add", "matmul", "softmax", "softmax_two_pass", "layer_norm", "rms_norm", "sum_rows"]
+
+
 def main(names: list[str] | None = None, repeat: int = 5) -> str:
+    """Bench the named examples ('all' for every one; default: the core kernels)."""
     torch.set_num_threads(1)
-    rows = [bench_example(n, repeat) for n in (names or list(EXAMPLES))]
+    selected = list(EXAMPLES) if names == ["all"] else names or CORE
+    rows = [bench_example(n, repeat) for n in selected]
     table = "times in ms (median of %d; f32; 1 thread)\n" % repeat + format_table(rows)
     print(table)
     return table

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rtol", type=float, default=None)
     run.add_argument("--atol", type=float, default=None)
     bench = sub.add_parser("bench", help="print the benchmark table of the sample kernels")
-    bench.add_argument("names", nargs="*", help="sample kernel names (default: all)")
+    bench.add_argument("names", nargs="*", help="sample kernel names, or 'all' (default: the core kernels)")
     bench.add_argument("--repeat", type=int, default=5)
     return parser
 
