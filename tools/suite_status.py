@@ -38,7 +38,7 @@ import torch
 import helion_fx_mlir as hfm  # noqa: F401 - import before binding (records stripped args)
 from helion_fx_mlir.errors import LoweringError
 
-FAMILY_MODULES = ("kernels", "elementwise", "reductions", "matmuls", "attention", "jagged_moe", "control_flow")
+FAMILY_MODULES = ("kernels", "elementwise", "reductions", "matmuls", "attention", "jagged_moe", "control_flow", "coverage_ops")
 STAGES = ("bind", "mlir", "valid", "run")
 COLUMNS = ("ref", *STAGES)
 

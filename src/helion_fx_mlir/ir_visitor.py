@@ -299,6 +299,12 @@ class IRVisitor:
     def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
         return self.emit_scalar_op(op, lhs, rhs, "index", hint)
 
+    def index_as_f64(self, index: str) -> str:
+        as_i64, ssa = self.builder.fresh("as_i64"), self.builder.fresh("as_f64")
+        self.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+        self.builder.emit(f"{ssa} = arith.sitofp {as_i64} : i64 to f64")
+        return ssa
+
     def emit_scalar_op(self, op: str, lhs: str, rhs: str, ty: str, hint: str) -> str:
         ssa = self.builder.fresh(hint)
         self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")

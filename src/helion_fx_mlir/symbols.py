@@ -126,6 +126,9 @@ def emit_float_expr(v: IRVisitor, expr: sympy.Expr) -> str:
     if isinstance(expr, sympy.Pow) and expr.exp == -1:
         one = v.builder.constant("1.0", "f64", "cst_f64")
         return v.emit_scalar_op("arith.divf", one, emit_float_expr(v, expr.base), "f64", "recip")
+    if isinstance(expr, sympy_fns.IntTrueDiv):  # int / int in Python: a float
+        lhs, rhs = (v.index_as_f64(emit_expr(v, arg)) for arg in expr.args)
+        return v.emit_scalar_op("arith.divf", lhs, rhs, "f64", "truediv")
     op = next((name for cls, name in FLOAT_OPS.items() if isinstance(expr, cls)), None)
     if op is None:
         raise HelionMLIRError(f"symbolic float expression {expr} ({type(expr).__name__}) is not supported")

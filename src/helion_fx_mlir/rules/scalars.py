@@ -51,13 +51,7 @@ def scalar(v: IRVisitor, arg: Any) -> Value:
 
 
 def as_f64(v: IRVisitor, value: Value) -> Value:
-    if value.type == "f64":
-        return value
-    as_int = v.builder.fresh("as_i64")
-    v.builder.emit(f"{as_int} = arith.index_cast {value.ssa} : index to i64")
-    ssa = v.builder.fresh("as_f64")
-    v.builder.emit(f"{ssa} = arith.sitofp {as_int} : i64 to f64")
-    return Value(ssa, "f64")
+    return value if value.type == "f64" else Value(v.index_as_f64(value.ssa), "f64")
 
 
 @lowers(*ARITH)
