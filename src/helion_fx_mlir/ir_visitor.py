@@ -423,7 +423,7 @@ class IRVisitor:
         operands = list(by_node.values())
         imported = torch_mlir_helper.import_aten(target, op_args, op_kwargs, operands, result)
         bridged = [self.to_torch(o, t) for o, t in zip(operands, imported.input_types, strict=True)]
-        inlined = torch_mlir_helper.inline(imported, bridged, name, self.builder.fresh)
+        inlined = torch_mlir_helper.inline(imported, bridged, name, self.builder.fresh, self.builder.reserve)
         for line in inlined.lines:
             self.builder.emit(line)
         results = result if isinstance(result, (list, tuple)) else [result]

@@ -113,6 +113,13 @@ class MLIRBuilder:
         self._used.add(name)
         return f"%{name}"
 
+    def reserve(self, ssa: str) -> str:
+        """Mark a name another printer chose as taken, so fresh() never hands it out."""
+        if ssa.lstrip("%") in self._used:
+            raise ValueError(f"SSA name {ssa} is already in use")
+        self._used.add(ssa.lstrip("%"))
+        return ssa
+
     def hoist(self, rhs: str, hint: str) -> str:
         """A func-level value (constant, argument dim) defined once at the top of the body."""
         if rhs not in self._hoisted:

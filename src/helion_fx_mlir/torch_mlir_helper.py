@@ -135,7 +135,8 @@ _KIND_HINTS = {
 }
 
 
-def inline(imported: ImportedOp, arg_names: Sequence[str], name: str, fresh: Callable[[str], str]) -> InlinedOp:
+def inline(imported: ImportedOp, arg_names: Sequence[str], name: str, fresh: Callable[[str], str],
+           reserve: Callable[[str], str]) -> InlinedOp:
     """The imported func's body with our names: args named, results named after the node."""
     block = imported.func.regions[0].blocks[0]
     with mlir_context():
@@ -148,9 +149,9 @@ def inline(imported: ImportedOp, arg_names: Sequence[str], name: str, fresh: Cal
             is_result = any(r in returned for r in op.results)
             ssa = fresh(f"{name}_vt" if is_result else f"{name}_{_KIND_HINTS.get(op.name, 't')}")
             op.location = ir.Location.name(ssa.lstrip("%"))
-            many = len(op.results) > 1
+            # The printer names the results of a NameLoc'd op %P, %P_0, %P_1, ...
             for i, r in enumerate(op.results):
-                names[r] = f"{ssa}#{i}" if many else ssa
+                names[r] = ssa if i == 0 else reserve(f"{ssa}_{i - 1}")
         text = imported.func.get_asm(use_name_loc_as_prefix=True, assume_verified=True)
     body = text.splitlines()[1:-2]
     lines = [line[2:] if line.startswith("  ") else line for line in body]

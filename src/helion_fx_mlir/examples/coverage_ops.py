@@ -51,6 +51,18 @@ def _views_amax_ref(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @helion.kernel(static_shapes=True)
+def row_max_dim(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    m, _ = x.size()
+    values = torch.empty([m], dtype=x.dtype, device=x.device)
+    indices = torch.empty([m], dtype=torch.int64, device=x.device)
+    for tile_m in hl.tile(m):
+        best, where = torch.max(x[tile_m, :], dim=1)
+        values[tile_m] = best
+        indices[tile_m] = where
+    return values, indices
+
+
+@helion.kernel(static_shapes=True)
 def symint_arith(x: torch.Tensor, k: int) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(x.size(0)):
@@ -130,6 +142,7 @@ def _all_atomics_ref(x: torch.Tensor, bits: torch.Tensor) -> tuple[torch.Tensor,
 EXAMPLES = [
     Example("math_mix", math_mix, tensors(randn(37, 50)), _math_mix_ref, (torch.float64,)),
     Example("views_amax", views_amax, tensors(randn(37, 100)), _views_amax_ref),
+    Example("row_max_dim", row_max_dim, tensors(randn(37, 100)), lambda x: tuple(x.max(dim=1))),
     Example("symint_arith", symint_arith, tensors(randn(37), 5), _symint_arith_ref),
     Example("arange_strided_grid", arange_strided_grid, tensors(randn(37, 50)), _arange_strided_grid_ref),
     Example("all_atomics", all_atomics,
