@@ -10,7 +10,7 @@ which importing helion_fx_mlir does.
 from __future__ import annotations
 
 import importlib.abc
-import importlib.util
+import importlib.machinery
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -54,7 +54,10 @@ class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name != TARGET:
             return None
         sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        # The parent package is mid-import: look in its __path__, never import it again.
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
         self._loader = spec.loader
         spec.loader = self
         return spec
