@@ -86,11 +86,7 @@ def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
     op = next((name for cls, name in EXPR_OPS.items() if isinstance(expr, cls)), None)
     if op is None:
         raise HelionMLIRError(f"symbolic expression {expr} ({type(expr).__name__}) is not supported")
-    operands = [emit_expr(v, arg) for arg in expr.args]
-    result = operands[0]
-    for operand in operands[1:]:
-        result = v.emit_index_op(op, result, operand, "sym")
-    return result
+    return _fold(v, op, [emit_expr(v, arg) for arg in expr.args], "index", "sym")
 
 
 def _symbol(v: IRVisitor, sym: sympy.Symbol) -> str:
@@ -132,8 +128,12 @@ def emit_float_expr(v: IRVisitor, expr: sympy.Expr) -> str:
     op = next((name for cls, name in FLOAT_OPS.items() if isinstance(expr, cls)), None)
     if op is None:
         raise HelionMLIRError(f"symbolic float expression {expr} ({type(expr).__name__}) is not supported")
-    operands = [emit_float_expr(v, arg) for arg in expr.args]
+    return _fold(v, op, [emit_float_expr(v, arg) for arg in expr.args], "f64", "symf")
+
+
+def _fold(v: IRVisitor, op: str, operands: list[str], ty: str, hint: str) -> str:
+    """op(op(a, b), c)...: sympy's n-ary Add/Mul/Min/Max as a chain of binary ops."""
     result = operands[0]
     for operand in operands[1:]:
-        result = v.emit_scalar_op(op, result, operand, "f64", "symf")
+        result = v.emit_scalar_op(op, result, operand, ty, hint)
     return result
