@@ -133,7 +133,6 @@ INVENTORY: dict[str, int] = {
 KNOWN_GAPS: dict[str, str] = {
     "aten.remainder.Scalar_Tensor": "not lowered: torch-mlir leaves the scalar operand as torch.constant.float (torch-to-linalg fails with a located error)",
     "aten.topk.default": "not lowered yet: untested (no Helion example or sample kernel uses it)",
-    "aten.bmm.dtype": "not proven yet: no sample kernel produces bmm with an out dtype (hl.dot and torch.bmm are proven)",
     "hl._gelu_tanh_approx._gelu_tanh_approx": "lowers and runs, but differs from eager by ~5e-5 (torch-mlir's tanh-approximate gelu); not counted as proven",
     "hl.tile_ops.tile_block_size": "has a rule; tile.block_size traces to the block-size SymInt (proven by tile_attributes), not to this target",
 }

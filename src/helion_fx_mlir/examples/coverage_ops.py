@@ -63,6 +63,19 @@ def row_max_dim(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @helion.kernel(static_shapes=True)
+def bmm_out_dtype(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    bsz, m, k = a.size()
+    _, _, n = b.size()
+    out = torch.empty([bsz, m, n], dtype=torch.float32, device=a.device)
+    for tile_b, tile_m, tile_n in hl.tile([bsz, m, n]):
+        acc = hl.zeros([tile_b, tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            acc = acc + torch.bmm(a[tile_b, tile_m, tile_k], b[tile_b, tile_k, tile_n], out_dtype=torch.float32)
+        out[tile_b, tile_m, tile_n] = acc
+    return out
+
+
+@helion.kernel(static_shapes=True)
 def symint_arith(x: torch.Tensor, k: int) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(x.size(0)):
@@ -143,6 +156,8 @@ EXAMPLES = [
     Example("math_mix", math_mix, tensors(randn(37, 50)), _math_mix_ref, (torch.float64,)),
     Example("views_amax", views_amax, tensors(randn(37, 100)), _views_amax_ref),
     Example("row_max_dim", row_max_dim, tensors(randn(37, 100)), lambda x: tuple(x.max(dim=1))),
+    Example("bmm_out_dtype", bmm_out_dtype, tensors(randn(3, 37, 50), randn(3, 50, 20)),
+            lambda a, b: a.double().bmm(b.double()).float(), (torch.float16, torch.bfloat16)),
     Example("symint_arith", symint_arith, tensors(randn(37), 5), _symint_arith_ref),
     Example("arange_strided_grid", arange_strided_grid, tensors(randn(37, 50)), _arange_strided_grid_ref),
     Example("all_atomics", all_atomics,

@@ -188,3 +188,12 @@ def join(v: IRVisitor, node: fx.Node) -> Value:
     """torch.aten.stack of the two halves along a new last dim."""
     halves = [v.typed(a) for a in node.args[:2]]
     return v.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value
+
+
+@lowers(torch.ops.aten.bmm.dtype)
+def bmm_out_dtype(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.bmm on operands cast to the out dtype (torch-mlir has no bmm.dtype)."""
+    out_dtype = node.meta["val"].dtype
+    lhs = v.convert(v.typed(node.args[0]), out_dtype, f"{node.name}_lhs")
+    rhs = v.convert(v.typed(node.args[1]), out_dtype, f"{node.name}_rhs")
+    return v.torch_call(node.name, torch.ops.aten.bmm.default, lhs, rhs).value
