@@ -60,11 +60,9 @@ class Engine:
         """Run on the host tensors named in `scope`; write results back into them."""
         inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
         outs = [torch.empty(tuple(scope[o.name].shape), dtype=o.dtype) for o in self.outputs]
-        keep = [*inputs, *outs]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
         ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for t in outs]
         self.engine.invoke(self.name, *ptrs)
-        del keep
         for out, arg in zip(outs, self.outputs):
             scope[arg.name].copy_(out)
 
