@@ -6,10 +6,13 @@ import re
 import subprocess
 import sys
 
+import helion
+import helion.language as hl
 import pytest
+import torch
 from helion.language import _tracing_ops
 
-from helion_fx_mlir import LoweringError, generate_mlir, ir_visitor
+from helion_fx_mlir import LoweringError, MLIRTextError, compile_kernel, generate_mlir, ir_visitor
 from helion_fx_mlir.examples import EXAMPLES
 
 
@@ -61,3 +64,21 @@ def test_tools_for_mlir_text_do_not_import_torch_or_helion() -> None:
     script = "import sys, helion_fx_mlir.opt, helion_fx_mlir.cli; print('torch' in sys.modules, 'helion' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+@helion.kernel(static_shapes=True)
+def sort_rows(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile, :] = torch.sort(x[tile, :], dim=-1).values
+    return out
+
+
+def test_ops_torch_mlir_lowers_to_tm_tensor_fail_at_the_kernel_line() -> None:
+    """torch.sort becomes tm_tensor.sort, which CPU bufferization cannot take."""
+    x = torch.randn(37, 20)
+    with pytest.raises(MLIRTextError) as err:
+        compile_kernel(sort_rows.bind((x,)))
+    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "torch.sort(" in text)
+    assert f"test_errors.py:{line}:" in str(err.value)
+    assert "tm_tensor.sort" in str(err.value)

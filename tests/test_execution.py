@@ -73,3 +73,21 @@ def test_fp8_e4m3fn_loads_convert_every_bit_pattern_exactly() -> None:
     torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     finite = ~want.isnan()
     assert torch.equal(torch.signbit(got[finite]), torch.signbit(want[finite]))  # -0.0 stays -0.0
+
+
+def test_topk_ties_and_extremes_follow_a_stable_sort() -> None:
+    """Eager topk orders ties unspecified; ours takes the lower index first, as a stable
+    sort does, also when the data holds the fill value (-inf, the int type's max)."""
+    from helion_fx_mlir.examples.coverage_ops import column_bottomk, router_topk
+
+    logits = torch.tensor([[1.0, 3.0, 3.0, float("-inf"), 3.0, float("-inf")]] * 3 + [[float("-inf")] * 5 + [0.0]])
+    weights, experts = compile_kernel(router_topk.bind((logits, 4)))(logits, 4)
+    order = torch.sort(logits, dim=-1, descending=True, stable=True)
+    torch.testing.assert_close(experts, order.indices[:, :4])
+    torch.testing.assert_close(weights, torch.softmax(order.values[:, :4], dim=-1))
+
+    x = torch.randint(-3, 3, (37, 5), dtype=torch.int32)
+    x[:, 0] = torch.iinfo(torch.int32).max
+    values, rows = compile_kernel(column_bottomk.bind((x,)))(x)
+    low = torch.sort(x, dim=0, stable=True)
+    torch.testing.assert_close((values, rows), (low.values[:3], low.indices[:3]))

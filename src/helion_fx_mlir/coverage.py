@@ -131,10 +131,7 @@ INVENTORY: dict[str, int] = {
 
 # Why a target has no passing execution test yet (measured; see the issue notes).
 KNOWN_GAPS: dict[str, str] = {
-    "aten.remainder.Scalar_Tensor": "not lowered: torch-mlir leaves the scalar operand as torch.constant.float (torch-to-linalg fails with a located error)",
-    "aten.topk.default": "emits and lowers to linalg (tm_tensor.sort), but the CPU pipeline cannot bufferize tm_tensor ops: compile_kernel fails with a located \"op was not bufferized\" error",
-    "hl._gelu_tanh_approx._gelu_tanh_approx": "lowers and runs, but differs from eager by ~5e-5 (torch-mlir's tanh-approximate gelu); not counted as proven",
-    "hl.tile_ops.tile_block_size": "has a rule; tile.block_size traces to the block-size SymInt (proven by tile_attributes), not to this target",
+    "hl.tile_ops.tile_block_size": "never in Device IR: Helion's fake returns the tile's SymInt, so hl.tile_block_size(t) and t.block_size trace to the block-size _get_symnode (proven by tile_attributes); the rule serves hand-built graphs",
 }
 
 

@@ -11,7 +11,7 @@ from torch_mlir.dialects import arith
 
 from .dialects import mlir_context
 from .errors import MLIRTextError
-from .mlir_text import format_diagnostic, parse_module
+from .mlir_text import format_diagnostic, format_location, parse_module
 
 TORCH_TO_LINALG = (
     "builtin.module(canonicalize,"
@@ -55,16 +55,24 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
             raise MLIRTextError(stage, diags or [str(err)]) from None
 
 
-def _ops_named(module: ir.Module, names: set[str]) -> list[ir.Operation]:
+def _ops_where(module: ir.Module, keep: Callable[[str], bool]) -> list[ir.Operation]:
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names:
+        if keep(op.name):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     return found
+
+
+def _ops_named(module: ir.Module, names: set[str]) -> list[ir.Operation]:
+    return _ops_where(module, names.__contains__)
+
+
+def _ops_in_dialect(module: ir.Module, dialect: str) -> list[ir.Operation]:
+    return _ops_where(module, lambda name: name.partition(".")[0] == dialect)
 
 
 def resolve_helion_ops(module: ir.Module) -> None:
@@ -142,8 +150,20 @@ def _fp8_e4m3fn_to_f32(x: ir.Value, i8: ir.Type, i32: ir.Type, f32: ir.Type) -> 
     return arith.SelectOp(is_nan, arith.ConstantOp(f32, float("nan")).result, value).result
 
 
+def reject_tm_tensor_ops(module: ir.Module) -> None:
+    """torch-mlir lowers a few ATen ops (sort, cumsum, scatter, ...) to tm_tensor ops, which
+    one-shot-bufferize cannot handle: say so at the kernel line rather than mid-pipeline."""
+    with mlir_context():
+        found = [op for op in _ops_in_dialect(module, "tm_tensor") if op.parent.name.partition(".")[0] != "tm_tensor"]
+    if found:
+        raise MLIRTextError("linalg-to-llvm", [
+            f"{format_location(op.location, '<mlir>')}: error: torch-mlir lowers this ATen op to {op.name}, "
+            "which the CPU pipeline cannot bufferize; it has no lowering here" for op in found])
+
+
 def to_llvm_module(module: ir.Module) -> ir.Module:
     to_linalg_module(module)
+    reject_tm_tensor_ops(module)
     split_half_conversions(module)
     expand_fp8_extensions(module)
     emit_c_interface(module)

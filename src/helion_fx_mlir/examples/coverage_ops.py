@@ -1,8 +1,6 @@
 """Small kernels that exercise the remaining inventory targets (math ops, views, SymInt
-arithmetic, hl.arange, strided grids, every atomic) so each is proven by execution.
-
-torch-mlir cannot lower `remainder.Scalar_Tensor` or `bitwise_or.Scalar` here (their
-scalar operand stays a torch constant), so these kernels do not use them."""
+arithmetic, hl.arange, strided grids, every atomic, scalar-operand ops, topk) so each is
+proven by execution."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import helion.language as hl
 import torch
 import torch.nn.functional as F
 
-from .registry import Example, randn, tensors
+from .registry import FLOATS, Example, randn, tensors
 
 
 @helion.kernel(static_shapes=True)
@@ -92,6 +90,14 @@ def symint_arith(x: torch.Tensor, k: int) -> torch.Tensor:
             v = v * 2
         else:
             v = v * 3
+        if k >= 4:
+            v = v + 2
+        else:
+            v = v - 2
+        if k < 3:
+            v = v * 0.5
+        else:
+            v = v * 4
         out[tile] = v
     return out
 
@@ -100,7 +106,9 @@ def _symint_arith_ref(x: torch.Tensor, k: int) -> torch.Tensor:
     v = x * ((k * 3 - 1) // 2) + (k % 3) + k / 4
     v = v + 1 if k > 2 else v - 1
     v = v - 1 if k <= 2 else v + 0.5
-    return v * 2 if k == 5 else v * 3
+    v = v * 2 if k == 5 else v * 3
+    v = v + 2 if k >= 4 else v - 2
+    return v * 0.5 if k < 3 else v * 4
 
 
 @helion.kernel(static_shapes=True)
@@ -152,6 +160,72 @@ def _all_atomics_ref(x: torch.Tensor, bits: torch.Tensor) -> tuple[torch.Tensor,
             one(ors, torch.int32), one(xors, torch.int32), x.clone(), bits.clone())
 
 
+@helion.kernel(static_shapes=True)
+def scalar_operands(x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    out = torch.empty_like(x)
+    bits = torch.empty_like(n)
+    for tile in hl.tile(x.size(0)):
+        v = x[tile]
+        out[tile] = torch.remainder(5.0, v) + torch.fmod(v, 1.5)
+        i = n[tile]
+        scalar_first = torch.bitwise_and(12, i) - torch.bitwise_or(1, i) + torch.bitwise_xor(9, i)
+        bits[tile] = ((i | 3) ^ 5) + torch.remainder(7, i) + scalar_first
+    return out, bits
+
+
+def _scalar_operands_ref(x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    bits = ((n | 3) ^ 5) + torch.remainder(7, n) + torch.bitwise_and(12, n) - torch.bitwise_or(1, n) + torch.bitwise_xor(9, n)
+    return torch.remainder(5.0, x) + torch.fmod(x, 1.5), bits
+
+
+def _away_from_zero(dtype: torch.dtype) -> torch.Tensor:
+    """Divisors well away from 0, so remainder's floor(a / b) is not at a rounding edge."""
+    x = torch.randn(37, 50, dtype=dtype)
+    return torch.where(x >= 0, x + 0.5, x - 0.5)
+
+
+@helion.kernel(static_shapes=True)
+def router_topk(logits: torch.Tensor, k: hl.constexpr) -> tuple[torch.Tensor, torch.Tensor]:
+    m, _ = logits.size()
+    weights = torch.empty([m, k], dtype=logits.dtype, device=logits.device)
+    experts = torch.empty([m, k], dtype=torch.int64, device=logits.device)
+    for tile_m in hl.tile(m):
+        top, index = torch.topk(logits[tile_m, :], k, dim=-1)
+        weights[tile_m, :] = torch.softmax(top.to(torch.float32), dim=-1).to(weights.dtype)
+        experts[tile_m, :] = index
+    return weights, experts
+
+
+def _router_topk_ref(logits: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    top, index = torch.topk(logits, k, dim=-1)
+    return torch.softmax(top.float(), dim=-1).to(logits.dtype), index
+
+
+@helion.kernel(static_shapes=True)
+def column_bottomk(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    _, n = x.size()
+    values = torch.empty([3, n], dtype=x.dtype, device=x.device)
+    rows = torch.empty([3, n], dtype=torch.int64, device=x.device)
+    for tile_n in hl.tile(n):
+        low, where = torch.topk(x[:, tile_n], 3, dim=0, largest=False)
+        values[:, tile_n] = low
+        rows[:, tile_n] = where
+    return values, rows
+
+
+def _distinct_logits(dtype: torch.dtype) -> torch.Tensor:
+    """Rows of distinct values exact in bf16: eager topk orders ties unspecified."""
+    return torch.stack([torch.randperm(20) for _ in range(37)]).to(dtype) / 4 - 2.5
+
+
+def _distinct_ints(dtype: torch.dtype) -> torch.Tensor:
+    """Distinct values (eager topk orders ties unspecified), with the type's extremes."""
+    x = torch.randperm(37 * 50).reshape(37, 50).to(dtype) - 900
+    x[0, 7] = torch.iinfo(dtype).min
+    x[5, 7] = torch.iinfo(dtype).max
+    return x
+
+
 EXAMPLES = [
     Example("math_mix", math_mix, tensors(randn(37, 50)), _math_mix_ref, (torch.float64,)),
     Example("views_amax", views_amax, tensors(randn(37, 100)), _views_amax_ref),
@@ -162,4 +236,10 @@ EXAMPLES = [
     Example("arange_strided_grid", arange_strided_grid, tensors(randn(37, 50)), _arange_strided_grid_ref),
     Example("all_atomics", all_atomics,
             tensors(randn(37), lambda dtype: torch.randint(1, 1 << 20, (37,), dtype=torch.int32)), _all_atomics_ref),
+    Example("scalar_operands", scalar_operands,
+            tensors(_away_from_zero, lambda dtype: torch.randint(1, 1000, (37,), dtype=torch.int32)), _scalar_operands_ref),
+    Example("router_topk", router_topk, tensors(_distinct_logits, 4), _router_topk_ref, FLOATS,
+            (helion.Config(block_sizes=[8]),)),
+    Example("column_bottomk", column_bottomk, tensors(_distinct_ints), lambda x: tuple(torch.topk(x, 3, dim=0, largest=False)),
+            (torch.int32, torch.int16)),
 ]

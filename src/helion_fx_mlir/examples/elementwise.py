@@ -38,6 +38,14 @@ def gelu(x: torch.Tensor) -> torch.Tensor:
 
 
 @helion.kernel(static_shapes=True)
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(out.size()):
+        out[tile] = F.gelu(x[tile], approximate="tanh")
+    return out
+
+
+@helion.kernel(static_shapes=True)
 def relu(x: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(out.size()):
@@ -189,6 +197,8 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8, 64]),)),
     Example("swiglu", swiglu, tensors(randn(37, 50), randn(37, 50)), in_f32(lambda a, b: F.silu(a) * b), FLOATS),
     Example("gelu", gelu, tensors(randn(37, 50)), in_f32(F.gelu), FLOATS),
+    Example("gelu_tanh", gelu_tanh, tensors(randn(37, 50)), in_f32(lambda x: F.gelu(x, approximate="tanh")),
+            (*FLOATS, torch.float64)),
     Example("relu", relu, tensors(randn(1000)), torch.relu, FLOATS, (helion.Config(block_sizes=[128]),)),
     Example("leaky_relu", leaky_relu, tensors(randn(37, 50)), lambda x: F.leaky_relu(x, 0.01), FLOATS),
     Example("sigmoid", sigmoid, tensors(randn(37, 50)), in_f32(torch.sigmoid), FLOATS),

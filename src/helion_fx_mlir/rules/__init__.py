@@ -1,3 +1,3 @@
 """Lowering rules by family; importing this package fills `dispatch.LOWERINGS`."""
 
-from . import compute, control_flow, memory, scalars, tensors, tiles  # noqa: F401
+from . import aten, compute, control_flow, memory, scalars, tensors, tiles  # noqa: F401

@@ -126,7 +126,7 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val:
             part = _slice(v, node, entry, shape[dim])
             begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
             if part.keep:
-                t = _arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
+                t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
             else:
                 t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
         k = t.val.dim()
@@ -152,14 +152,16 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
     return owners
 
 
-def _fake_empty(like: Any, shape: list[Any]) -> Any:
+def fake_empty(like: Any, shape: list[Any]) -> Any:
+    """An int64 FakeTensor in `like`'s fake mode: the meta of index tensors rules build."""
     with like.fake_mode:
         return torch.empty(shape, dtype=torch.int64)
 
 
-def _arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any) -> TypedValue:
+def arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any) -> TypedValue:
+    """tensor.generate of begin + i as i64 (`out_size` is the meta's size, maybe symbolic)."""
     size = size if isinstance(size, str) else v.builder.index(size)
-    meta = _fake_empty(like, [out_size])
+    meta = fake_empty(like, [out_size])
     ty = mlir_type(meta)
     ssa, i, pos = v.builder.fresh(name), v.builder.fresh(f"{name}_i"), v.builder.fresh(f"{name}_pos")
     cast = v.builder.fresh(f"{name}_elt")
@@ -175,7 +177,7 @@ def _scalar_index(v: IRVisitor, name: str, index: str, like: Any) -> TypedValue:
     as_i64, ssa = v.builder.fresh(f"{name}_i64"), v.builder.fresh(name)
     v.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
     v.builder.emit(f"{ssa} = tensor.from_elements {as_i64} : tensor<i64>")
-    return TypedValue(Value(ssa, "tensor<i64>"), _fake_empty(like, []))
+    return TypedValue(Value(ssa, "tensor<i64>"), fake_empty(like, []))
 
 
 def whole(v: IRVisitor, node: fx.Node) -> TypedValue:

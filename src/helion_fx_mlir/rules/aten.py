@@ -1,0 +1,130 @@
+"""Rules for ATen ops torch-mlir cannot lower as Helion writes them: each is rewritten
+into ATen ops it can lower (every other ATen op goes through torch-mlir unchanged)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+import torch.fx as fx
+
+from ..dispatch import lowers
+from ..ir_values import TypedValue, Value, mlir_type, tensor_dims
+from ..stripped_args import restored_args
+from .compute import dim_size, insert_along
+from .memory import arange
+
+if TYPE_CHECKING:
+    from ..ir_visitor import IRVisitor
+
+aten = torch.ops.aten
+
+# torch-mlir imports the Scalar operand of these as a torch constant that torch-to-linalg
+# cannot legalize; the overload taking two tensors lowers.
+SCALAR_OPERAND_FORMS: dict[Any, Any] = {
+    aten.remainder.Scalar_Tensor: aten.remainder.Tensor,
+    aten.fmod.Scalar: aten.fmod.Tensor,
+    aten.bitwise_and.Scalar_Tensor: aten.bitwise_and.Tensor,
+    aten.bitwise_or.Scalar: aten.bitwise_or.Tensor,
+    aten.bitwise_or.Scalar_Tensor: aten.bitwise_or.Tensor,
+    aten.bitwise_xor.Scalar: aten.bitwise_xor.Tensor,
+    aten.bitwise_xor.Scalar_Tensor: aten.bitwise_xor.Tensor,
+}
+
+
+@lowers(*SCALAR_OPERAND_FORMS)
+def scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
+    """The .Tensor overload, the scalar a 0-d torch.aten.scalar_tensor of the result dtype."""
+    result = node.meta["val"]
+    args, _ = restored_args(node)
+    operands = [as_tensor(v, f"{node.name}_operand{i}", arg, result) for i, arg in enumerate(args[:2])]
+    return v.torch_call(node.name, SCALAR_OPERAND_FORMS[node.target], *operands).value
+
+
+def as_tensor(v: IRVisitor, name: str, arg: Any, like: torch.Tensor) -> TypedValue:
+    """A tensor operand cast to `like`'s dtype, or a scalar (literal or symbol) as a 0-d one."""
+    if isinstance(arg, fx.Node) and isinstance(arg.meta["val"], torch.Tensor):
+        return v.convert(v.typed(arg), like.dtype, name)
+    with like.fake_mode:
+        meta = torch.empty((), dtype=like.dtype)
+    return TypedValue(v.emit_torch_op(name, aten.scalar_tensor.default, [arg], {"dtype": like.dtype}, meta), meta)
+
+
+@lowers(aten.bmm.dtype)
+def bmm_out_dtype(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.bmm on operands cast to the out dtype (torch-mlir has no bmm.dtype)."""
+    out_dtype = node.meta["val"].dtype
+    lhs = v.convert(v.typed(node.args[0]), out_dtype, f"{node.name}_lhs")
+    rhs = v.convert(v.typed(node.args[1]), out_dtype, f"{node.name}_rhs")
+    return v.torch_call(node.name, aten.bmm.default, lhs, rhs).value
+
+
+def schema_args(node: fx.Node) -> dict[str, Any]:
+    """The op's arguments by schema name, defaults filled in."""
+    schema = node.target._schema
+    args = {a.name: a.default_value for a in schema.arguments if a.has_default_value()}
+    args.update(zip((a.name for a in schema.arguments), node.args))
+    args.update(node.kwargs)
+    return args
+
+
+def extreme(dtype: torch.dtype, largest: bool) -> float | int | bool:
+    """The value that never beats a real element: -inf (or the type's min) when picking the largest."""
+    if dtype == torch.bool:
+        return not largest
+    if dtype.is_floating_point:
+        return float("-inf") if largest else float("inf")
+    info = torch.iinfo(dtype)
+    return info.min if largest else info.max
+
+
+@lowers(aten.topk.default)
+def topk(v: IRVisitor, node: fx.Node) -> list[Value]:
+    """scf.for over k: amax (amin) of the elements not yet taken, the first index holding it
+    (amin of masked positions), both written with tensor.insert_slice. Ties go to the lower
+    index. torch-mlir's own form, tm_tensor.sort, does not bufferize on CPU."""
+    args = schema_args(node)
+    x = v.typed(args["self"])
+    dim, largest = args["dim"] % x.val.dim(), bool(args["largest"])
+    k = args["k"]
+    upper = v.scalar_index(k) if isinstance(k, fx.Node) else v.builder.index(k)
+    positions = axis_positions(v, f"{node.name}_pos", x, dim)
+    available = v.torch_call(f"{node.name}_all", aten.ones_like.default, x, dtype=torch.bool)
+    pick = aten.amax.default if largest else aten.amin.default
+    fill = as_tensor(v, f"{node.name}_fill", extreme(x.val.dtype, largest), x.val)
+    past_end = as_tensor(v, f"{node.name}_past_end", torch.iinfo(torch.int64).max, positions.val)
+
+    def body(i: str, carried: list[TypedValue]) -> list[TypedValue]:
+        values, indices, avail = carried
+        candidates = v.torch_call(f"{node.name}_cand", aten.where.self, avail, x, fill)
+        best = v.torch_call(f"{node.name}_best", pick, candidates, [dim], True)
+        ties = v.torch_call(f"{node.name}_ties", aten.eq.Tensor, candidates, best)
+        hits = v.torch_call(f"{node.name}_hits", aten.logical_and.default, avail, ties)
+        where = v.torch_call(f"{node.name}_where", aten.where.self, hits, positions, past_end)
+        first = v.torch_call(f"{node.name}_first", aten.amin.default, where, [dim], True)
+        others = v.torch_call(f"{node.name}_others", aten.ne.Tensor, positions, first)
+        return [insert_along(v, values, best, dim, i, f"{node.name}_values"),
+                insert_along(v, indices, first, dim, i, f"{node.name}_indices"),
+                v.torch_call(f"{node.name}_left", aten.logical_and.default, avail, others)]
+
+    inits = [empty_like_along(v, f"{node.name}_{part}_init", meta, x, dim, upper)
+             for part, meta in zip(("values", "indices"), node.meta["val"])]
+    results = v.emit_scf_for(node.name, v.builder.index(0), upper, [*inits, available], body)
+    return [r.value for r in results[:2]]
+
+
+def axis_positions(v: IRVisitor, name: str, x: TypedValue, dim: int) -> TypedValue:
+    """0..n-1 along `dim` as i64, shaped to broadcast against x ([n, 1, ...])."""
+    positions = arange(v, name, v.builder.index(0), dim_size(v, x, dim), x.val.shape[dim], x.val)
+    for _ in range(x.val.dim() - 1 - dim):
+        positions = v.torch_call(f"{name}_col", aten.unsqueeze.default, positions, -1)
+    return positions
+
+
+def empty_like_along(v: IRVisitor, name: str, meta: torch.Tensor, x: TypedValue, dim: int, size: str) -> TypedValue:
+    """tensor.empty of meta's type: x's sizes, `size` along `dim`."""
+    ty = mlir_type(meta)
+    dynamic = [size if d == dim else v.tensor_dim(x.value, d) for d, s in enumerate(tensor_dims(ty)) if s == "?"]
+    ssa = v.builder.fresh(name)
+    v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {ty}")
+    return TypedValue(Value(ssa, ty), meta)
