@@ -1,4 +1,4 @@
-"""Control-flow sample kernels: if/else (scalar arg, loaded scalar), while, scans,
+"""Control-flow sample kernels: if/else and if without else (scalar arg, loaded scalar), while, scans,
 custom reductions, hl.grid, tile attributes, multiple outputs, host views, several
 top-level loops, static_range, split/join and specialize."""
 
@@ -67,6 +67,37 @@ def if_store_branch(x: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
         else:
             for tile_zero in hl.tile(n):
                 out[i, tile_zero] = torch.zeros_like(x[i, tile_zero])
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def if_no_else_flags(x: torch.Tensor, scale: int, shift: int) -> torch.Tensor:
+    """x doubled if scale > 0, then plus 1 if shift > 0: ifs without else on scalar
+    args (SymBool); a skipped if yields the tile value from before it."""
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        acc = x[tile]
+        if scale > 0:
+            acc = acc * 2.0
+        if shift > 0:
+            acc = acc + 1.0
+        out[tile] = acc
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def if_no_else_accumulate(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    """Row sums of x, plus those of y where gate[row] > 0: an if without else on a loaded
+    0-d value inside the reduction loop updates the loop-carried accumulator."""
+    m, n = x.size()
+    out = torch.empty([m], dtype=x.dtype, device=x.device)
+    for i in hl.grid(m):
+        acc = hl.zeros([], dtype=torch.float32)
+        for tile_n in hl.tile(n):
+            acc = acc + x[i, tile_n].to(torch.float32).sum()
+            if gate[i] > 0:
+                acc = acc + y[i, tile_n].to(torch.float32).sum()
+        out[i] = acc.to(x.dtype)
     return out
 
 
@@ -264,6 +295,15 @@ def _while_ref(x: torch.Tensor) -> torch.Tensor:
     return steps
 
 
+def _if_no_else_flags_ref(x: torch.Tensor, scale: int, shift: int) -> torch.Tensor:
+    acc = x * 2.0 if scale > 0 else x
+    return acc + 1.0 if shift > 0 else acc
+
+
+def _if_no_else_accumulate_ref(x: torch.Tensor, y: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
+    return (x.float().sum(-1) + torch.where(gate > 0, y.float().sum(-1), 0.0)).to(x.dtype)
+
+
 def _tile_attributes_ref(x: torch.Tensor):
     n = x.numel()
     i = torch.arange(n)
@@ -298,6 +338,9 @@ EXAMPLES = [
             lambda x, f: torch.where(f[:, None] > 0, x * 2.0, -x), FLOATS),
     Example("if_store_branch", if_store_branch, tensors(randn(37, 50), _flags(37)),
             lambda x, f: torch.where(f[:, None] != 0, x, 0.0).to(x.dtype), FLOATS),
+    Example("if_no_else_flags", if_no_else_flags, tensors(randn(37, 100), 1, 0), _if_no_else_flags_ref, FLOATS),
+    Example("if_no_else_accumulate", if_no_else_accumulate, tensors(randn(37, 100), randn(37, 100), _flags(37)),
+            _if_no_else_accumulate_ref, FLOATS),
     Example("while_halving", while_halving, tensors(_scaled_randn(1000)), _while_ref, (torch.float32,),
             (helion.Config(block_sizes=[128]),)),
     Example("cumsum_rows", cumsum_rows, tensors(randn(37, 100)), in_f32(lambda x: torch.cumsum(x, -1)), FLOATS),

@@ -126,80 +126,90 @@ def _combine(v: IRVisitor, partial: fx.Node, acc: Value, chunk: Value) -> Value:
     return v.torch_call(f"{partial.name}_acc", combine, TypedValue(acc, val), TypedValue(chunk, val)).value
 
 
-def _if_output(value: Any, if_node: fx.Node) -> int | None:
-    """k when `value` is getitem(if_node, k)."""
-    if isinstance(value, fx.Node) and value.target is operator.getitem and value.args[0] is if_node:
-        return value.args[1]
-    return None
+# A merged variable's value in one branch: an index into that branch's outputs, or the
+# name of a variable the branch leaves unmodified (its value from before the if).
+BranchSide = int | str
 
 
-def _phi_sides(phi_node: fx.Node, if_node: fx.Node, n_then: int) -> tuple[tuple[str, Any], tuple[str, Any]]:
-    """What each branch yields for a merged value: ('output', index in that branch's
-    outputs) or ('outer', node) for a variable the branch left unmodified."""
+def _merged_pairs(v: IRVisitor, node: fx.Node) -> list[tuple[BranchSide, BranchSide]]:
+    """One (then, else) pair per variable the _if merges (Helion's `branches_outputs`).
 
-    def side(then: bool) -> tuple[str, Any]:
-        for arg in phi_node.args:
-            k = _if_output(arg, if_node)
-            if k is not None and (k < n_then) == then:
-                return ("output", k if then else k - n_then)
-        outer = [a for a in phi_node.args if _if_output(a, if_node) is None]
-        if not outer:
-            raise LoweringError(phi_node, "a merged value has no definition in one branch")
-        return ("outer", outer[0])
-
-    return side(True), side(False)
+    The _if's results are each pair's then value, then each pair's else value (not the
+    then graph's outputs followed by the else graph's), so getitem(_if, k) belongs to
+    pair k mod n. An if without else has an empty else graph and pairs (index, name)."""
+    return list(v.ctx.graphs[node.args[1]].branches_outputs or [])
 
 
-def _merged_phis(node: fx.Node, n_then: int) -> list[tuple[fx.Node, tuple[str, Any], tuple[str, Any]]]:
-    """The _phi nodes merging this _if's branch results, in graph order."""
-    phis = {user: None for item in node.users for user in item.users if user.target is _tracing_ops._phi}
-    return [(p, *_phi_sides(p, node, n_then)) for p in phis]
+def _outer_args(v: IRVisitor, node: fx.Node) -> dict[str, fx.Node]:
+    """The node each variable lifted into a branch had before the if, by variable name;
+    a branch that writes a variable lifts it, so the other branch can yield it unmodified."""
+    _, then_id, _, then_args, else_args = node.args[:5]
+    info = v.ctx.graphs[then_id]
+    return dict([*zip(info.if_arg_names or [], then_args), *zip(info.else_arg_names or [], else_args)])
+
+
+def _pair_type(v: IRVisitor, node: fx.Node, pair: tuple[BranchSide, BranchSide]) -> str:
+    """A merged variable's type: that of the new value a branch assigns it."""
+    side = 0 if isinstance(pair[0], int) else 1
+    outputs = v.ctx.graphs[node.args[1 + side]].graph.output_node().args[0]
+    return mlir_type(outputs[pair[side]].meta["val"])
+
+
+def _stored_in_branches(v: IRVisitor, then_id: int, else_id: int) -> list[str]:
+    """Host tensors stored in either branch, in func-argument order (the scf.if yields them)."""
+    stored = set(v.ctx.stored_tensors(then_id)) | set(v.ctx.stored_tensors(else_id))
+    return sorted(stored, key=[a.name for a in v.ctx.kernel_args].index)
+
+
+def _merged_phis(node: fx.Node, n_pairs: int) -> dict[fx.Node, int]:
+    """The _phi nodes merging this _if's results, each with the pair it merges."""
+    items = [item for item in node.users if item.target is operator.getitem]
+    return {phi_node: item.args[1] % n_pairs
+            for item in items for phi_node in item.users if phi_node.target is _tracing_ops._phi}
 
 
 @lowers(_tracing_ops._if)
-def if_(v: IRVisitor, node: fx.Node) -> list[Value | None]:
-    """scf.if yielding each merged (phi'd) value and the host tensors stored in a branch."""
+def if_(v: IRVisitor, node: fx.Node) -> list[Value]:
+    """scf.if yielding each merged variable and the host tensors stored in a branch.
+
+    A branch that leaves a variable unmodified (as a missing else does) yields its value
+    from before the if."""
     pred, then_id, else_id, then_args, else_args = node.args[:5]
-    then_graph, else_graph = v.ctx.graphs[then_id].graph, v.ctx.graphs[else_id].graph if else_id is not None else None
-    n_then = len(then_graph.output_node().args[0] or [])
-    merged = _merged_phis(node, n_then)
-    stored = sorted(set(v.ctx.stored_tensors(then_id)) | set(v.ctx.stored_tensors(else_id) if else_id is not None else ()),
-                    key=[a.name for a in v.ctx.kernel_args].index)
-    types = [mlir_type(phi_node.meta["val"]) for phi_node, _, _ in merged] + [v.tensor_state[t].type for t in stored]
+    pairs, outer = _merged_pairs(v, node), _outer_args(v, node)
+    stored = _stored_in_branches(v, then_id, else_id)
+    types = [_pair_type(v, node, pair) for pair in pairs] + [v.tensor_state[t].type for t in stored]
     cond = v.predicate(v.node_values.get(pred) if isinstance(pred, fx.Node) else pred)
     result = v.builder.fresh(node.name)
     head = f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "")
     v.builder.emit(f"{v.results_name(result, len(types))} = {head} {{" if types else f"{head} {{")
     before = dict(v.tensor_state)
-    for then in (True, False):
-        if not then:
+    for side, (graph_id, args) in enumerate(((then_id, then_args), (else_id, else_args))):
+        if side:
             v.tensor_state.update(before)
             v.builder.emit("} else {")
         v.enter_region()
-        graph_id, args = (then_id, then_args) if then else (else_id, else_args)
-        outputs = v.visit_graph(graph_id, [v.value(a) for a in args]) if graph_id is not None else []
-        yields = [_yield_value(v, side, outputs, ty) for (_, *sides), ty in zip(merged, types) for side in [sides[0 if then else 1]]]
+        outputs = v.visit_graph(graph_id, [v.value(a) for a in args])
+        yields = [v.coerce(_side_value(v, node, pair[side], outputs, outer), ty) for pair, ty in zip(pairs, types)]
         yields += [v.tensor_state[t] for t in stored]
         if yields:
             v.builder.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {', '.join(y.type for y in yields)}")
         v.exit_region()
     v.builder.emit("}")
     values = [Value(v.result_name(result, i, len(types)), ty) for i, ty in enumerate(types)]
-    v.tensor_state.update(zip(stored, values[len(merged):]))
-    n_else = len(v.ctx.graphs[else_id].graph.output_node().args[0] or []) if else_id is not None else 0
-    raw: list[Value | None] = [None] * (n_then + n_else)  # what getitem(_if, k) reads
-    for (phi_node, then_side, else_side), value in zip(merged, values):
-        v.merged[phi_node] = value
-        for offset, (kind, k) in ((0, then_side), (n_then, else_side)):
-            if kind == "output":
-                raw[offset + k] = value
-    return raw
+    v.tensor_state.update(zip(stored, values[len(pairs):]))
+    merged = values[: len(pairs)]
+    for phi_node, k in _merged_phis(node, len(pairs)).items():
+        v.merged[phi_node] = merged[k]
+    return merged + merged  # getitem(_if, k) reads pair k mod n
 
 
-def _yield_value(v: IRVisitor, side: tuple[str, Any], outputs: list[Any], ty: str) -> Value:
-    kind, what = side
-    value = outputs[what] if kind == "output" else v.value(what)
-    return v.coerce(value, ty)
+def _side_value(v: IRVisitor, node: fx.Node, side: BranchSide, outputs: list[Any], outer: dict[str, fx.Node]) -> Value:
+    """What one branch yields for a merged variable: its new value, or the one before the if."""
+    if isinstance(side, int):
+        return outputs[side]
+    if side not in outer:
+        raise LoweringError(node, f"variable {side!r} is merged after the if but no branch takes its value before it")
+    return v.value(outer[side])
 
 
 @lowers(_tracing_ops._while_loop)
