@@ -45,6 +45,12 @@ def test_run_compares_with_eager(capsys: pytest.CaptureFixture[str]) -> None:
     assert "match" in capsys.readouterr().out
 
 
+def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", f"{KERNELS}:layer_norm", "--args", "37x100xf32", "100xf32", "100xf32", "--bounds-checks"]
+    assert cli.main(argv) == 0
+    assert "match" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [

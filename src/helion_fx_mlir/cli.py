@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          "kernel's Python body run eagerly by Helion's ref mode)")
     run.add_argument("--rtol", type=float, default=None)
     run.add_argument("--atol", type=float, default=None)
+    run.add_argument("--bounds-checks", action="store_true",
+                     help="verify every memory access at run time; an out-of-bounds one aborts naming the kernel line")
     bench = sub.add_parser("bench", help="print the benchmark table of the sample kernels")
     bench.add_argument("names", nargs="*", help="sample kernel names, or 'all' (default: the core kernels)")
     bench.add_argument("--repeat", type=int, default=5)
@@ -88,7 +90,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
     kernel = load_kernel(ns.kernel)
     args = parse_args(ns.args, ns.seed)
-    compiled = compile_kernel(kernel.bind(args), config=parse_config(ns.config))
+    compiled = compile_kernel(kernel.bind(args), config=parse_config(ns.config), bounds_checks=ns.bounds_checks)
     start = time.perf_counter()
     got = compiled(*_clone(args))
     mlir_ms = (time.perf_counter() - start) * 1e3

@@ -25,17 +25,23 @@ TORCH_TO_LINALG = (
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first.
 # buffer-results-to-out-params makes the caller own every output buffer (no leaks);
 # refback-munge-memref-copy removes the JIT's need for libmlir_c_runner_utils.
-LINALG_TO_LLVM = (
-    "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
+_BUFFERIZE_TO_LOOPS = (
+    "func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "scf-forall-to-for,func.func(refback-munge-memref-copy,convert-linalg-to-loops),"
+    "scf-forall-to-for,func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
+)
+_LOOPS_TO_LLVM = (
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "arith-expand{include-bf16=true},convert-math-to-llvm,convert-math-to-libm,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-    "reconcile-unrealized-casts)"
+    "reconcile-unrealized-casts"
 )
+LINALG_TO_LLVM = f"builtin.module({_BUFFERIZE_TO_LOOPS},{_LOOPS_TO_LLVM})"
+# With bounds checks, every memref access on the loops is verified at run time: an
+# out-of-bounds one prints the op and its kernel line, then aborts the process.
+LINALG_TO_LLVM_CHECKED = f"builtin.module({_BUFFERIZE_TO_LOOPS},generate-runtime-verification,{_LOOPS_TO_LLVM})"
 
 
 @functools.cache
@@ -161,13 +167,13 @@ def reject_tm_tensor_ops(module: ir.Module) -> None:
             "which the CPU pipeline cannot bufferize; it has no lowering here" for op in found])
 
 
-def to_llvm_module(module: ir.Module) -> ir.Module:
+def to_llvm_module(module: ir.Module, bounds_checks: bool = False) -> ir.Module:
     to_linalg_module(module)
     reject_tm_tensor_ops(module)
     split_half_conversions(module)
     expand_fp8_extensions(module)
     emit_c_interface(module)
-    run_pipeline(module, LINALG_TO_LLVM, "linalg-to-llvm")
+    run_pipeline(module, LINALG_TO_LLVM_CHECKED if bounds_checks else LINALG_TO_LLVM, "linalg-to-llvm")
     return module
 
 

@@ -86,7 +86,7 @@ class Engine:
 NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 
-def jit(bound_kernel: Any, config: helion.Config) -> Engine:
+def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
     """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
     unsupported = sorted({str(a.dtype) for a in ctx.kernel_args if a.dtype in NO_CPU_CODEGEN})
@@ -97,21 +97,22 @@ def jit(bound_kernel: Any, config: helion.Config) -> Engine:
         )
     ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
     module = parse_module(IRVisitor(ctx).lower())
-    to_llvm_module(module)
+    to_llvm_module(module, bounds_checks)
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=3)
     return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args)
 
 
-# (id(bound kernel), config) -> (bound kernel, engine); holding the kernel keeps its id unique.
-_ENGINES: dict[tuple[int, str], tuple[Any, Engine]] = {}
+# (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel
+# keeps its id unique.
+_ENGINES: dict[tuple[int, str, bool], tuple[Any, Engine]] = {}
 
 
-def cached_engine(bound_kernel: Any, config: helion.Config) -> Engine:
-    """JIT once per bound kernel (one argument signature) and config, per process."""
-    key = (id(bound_kernel), repr(config))
+def cached_engine(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
+    """JIT once per bound kernel (one argument signature), config and checking, per process."""
+    key = (id(bound_kernel), repr(config), bounds_checks)
     if key not in _ENGINES:
-        _ENGINES[key] = (bound_kernel, jit(bound_kernel, config))
+        _ENGINES[key] = (bound_kernel, jit(bound_kernel, config, bounds_checks))
     return _ENGINES[key][1]
 
 
@@ -124,6 +125,7 @@ class CompiledKernel:
 
     kernel: Any
     config: helion.Config | None
+    bounds_checks: bool = False
     _hosts: dict[int, tuple[Any, Callable[..., Any]]] = field(default_factory=dict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -137,13 +139,17 @@ class CompiledKernel:
         return self._hosts[id(bound)][1]
 
     def add(self, bound_kernel: Any) -> None:
-        engine = cached_engine(bound_kernel, resolve_config(bound_kernel, self.config))
+        engine = cached_engine(bound_kernel, resolve_config(bound_kernel, self.config), self.bounds_checks)
         host = build_host_function(bound_kernel.host_function, engine.run)
         self._hosts[id(bound_kernel)] = (bound_kernel, host)
 
 
-def compile_kernel(bound_kernel: Any, *, config: helion.Config | None = None) -> CompiledKernel:
-    """A callable that runs the kernel's host code with the device part JIT-compiled."""
-    compiled = CompiledKernel(bound_kernel.kernel, config)
+def compile_kernel(bound_kernel: Any, *, config: helion.Config | None = None, bounds_checks: bool = False) -> CompiledKernel:
+    """A callable that runs the kernel's host code with the device part JIT-compiled.
+
+    `bounds_checks` verifies every memory access at run time (MLIR's runtime verification):
+    an out-of-bounds one prints the op and the kernel line, then aborts the process. For
+    debugging kernels with data-dependent indices; it slows the kernel down."""
+    compiled = CompiledKernel(bound_kernel.kernel, config, bounds_checks)
     compiled.add(bound_kernel)
     return compiled

@@ -200,10 +200,13 @@ def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, n
     return expand_dims(v, name, tile, owners, mlir_type(result_val))
 
 
-def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue, combine: Any, name: str) -> None:
+def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue, combine: Any, name: str,
+            mask: Any = None) -> None:
     """A loop nest over the value's elements: dest[idx(p)] = combine(dest[idx(p)], value[p])
-    (or = value[p]). Sequential, so duplicate indices accumulate like atomics."""
+    (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes an
+    extra_mask turns off write nothing: their indices may be out of bounds."""
     indices = [t.value for t in index_tensors(v, node, index, value.val)]
+    lanes = None if mask is None else mask_lanes(v, name, mask, value)
     dest = v.tensor_state[host_ref(v, node)]
     b = v.builder
     dims = tensor_dims(value.value.type)
@@ -227,7 +230,14 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
         b.emit(f"{combined} = {_element_op(combine, elt)} {old}, {item} : {elt}")
         item = combined
     updated = b.fresh(f"{name}_updated")
-    b.emit(f"{updated} = tensor.insert {item} into {current}[{', '.join(coords)}] : {dest.type}")
+    insert = f"tensor.insert {item} into {current}[{', '.join(coords)}] : {dest.type}"
+    if lanes is None:
+        b.emit(f"{updated} = {insert}")
+    else:
+        on, written = b.fresh(f"{name}_on"), b.fresh(f"{name}_written")
+        b.emit(f"{on} = tensor.extract {lanes.ssa}[{', '.join(ivs)}] : {lanes.type}")
+        b.emit(f"{updated} = scf.if {on} -> ({dest.type}) {{\n  {written} = {insert}\n  scf.yield {written} : {dest.type}\n"
+               f"}} else {{\n  scf.yield {current} : {dest.type}\n}}")
     for result in reversed(results):
         b.emit(f"scf.yield {updated} : {dest.type}")
         v.exit_region()
@@ -297,6 +307,12 @@ def masked(v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedVa
     return v.torch_call(f"{name}_masked", torch.ops.aten.where.self, mask, value, other)
 
 
+def mask_lanes(v: IRVisitor, name: str, mask: fx.Node, value: TypedValue) -> Value:
+    """The extra_mask broadcast to the value's shape (one i1 per scattered element)."""
+    every = v.torch_call(f"{name}_every", torch.ops.aten.ones_like.default, value, dtype=torch.bool)
+    return v.torch_call(f"{name}_lanes", torch.ops.aten.logical_and.default, v.typed(mask), every).value
+
+
 @lowers(memory_ops.load)
 def load(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.extract_slice of the tensor's current value (expand_shape for None)."""
@@ -327,10 +343,7 @@ def store(v: IRVisitor, node: fx.Node) -> None:
     dtype = v.ctx.tensor_arg(name).dtype
     value = v.convert(v.typed(value_node), dtype, node.name)
     if is_gather(index):
-        if mask is not None:
-            old = TypedValue(gather(v, node, index, value.val, f"{node.name}_old"), value.val)
-            value = masked(v, node.name, mask, value, old)
-        scatter(v, node, index, value, None, node.name)
+        scatter(v, node, index, value, None, node.name, mask)
         return None
     acc = access(v, node, index, value.val)
     if mask is not None:
