@@ -75,6 +75,19 @@ def test_fp8_e4m3fn_loads_convert_every_bit_pattern_exactly() -> None:
     assert torch.equal(torch.signbit(got[finite]), torch.signbit(want[finite]))  # -0.0 stays -0.0
 
 
+def test_fp8_e4m3fn_stores_round_every_pattern_like_pytorch() -> None:
+    """Every f32 whose low 16 bits are zero (all exponents, ties), random bit patterns
+    (sticky bits), +-inf and NaN: the fp8 bits match PyTorch's conversion exactly."""
+    from helion_fx_mlir.examples.elementwise import quantize_fp8
+
+    torch.manual_seed(0)
+    high = torch.arange(1 << 16, dtype=torch.int32) << 16
+    bits = torch.cat([high, torch.randint(-(1 << 31), (1 << 31) - 1, (1 << 16,), dtype=torch.int32)])
+    x = bits.view(torch.float32).reshape(512, 256)
+    got = compile_kernel(quantize_fp8.bind((x, 1.0)))(x, 1.0)
+    assert torch.equal(got.view(torch.uint8), x.to(torch.float8_e4m3fn).view(torch.uint8))
+
+
 def test_topk_ties_and_extremes_follow_a_stable_sort() -> None:
     """Eager topk orders ties unspecified; ours takes the lower index first, as a stable
     sort does, also when the data holds the fill value (-inf, the int type's max)."""

@@ -99,45 +99,53 @@ def resolve_helion_ops(module: ir.Module) -> None:
             op.erase()
 
 
-def to_linalg_module(module: ir.Module) -> ir.Module:
-    resolve_helion_ops(module)
-    run_pipeline(module, TORCH_TO_LINALG, "torch-to-linalg")
-    return module
+def _replace_each(module: ir.Module, names: set[str], wanted: Callable[[ir.Operation], bool],
+                  build: Callable[[ir.Operation], ir.Value]) -> None:
+    """Replace every op named in `names` that `wanted` accepts by the value `build` makes in its place."""
+    with mlir_context():
+        for op in _ops_named(module, names):
+            if wanted(op):
+                with ir.InsertionPoint(op), op.location:
+                    value = build(op)
+                op.results[0].replace_all_uses_with(value)
+                op.erase()
+
+
+def _conversion_types(op: ir.Operation) -> set[str]:
+    """Source and result types of a scalar conversion (shaped types print as tensor<...>)."""
+    return {str(op.operands[0].type), str(op.results[0].type)}
+
+
+def _to_f32(x: ir.Value) -> ir.Value:
+    f32 = ir.F32Type.get()
+    if x.type == f32:
+        return x
+    return (arith.TruncFOp if str(x.type) == "f64" else arith.ExtFOp)(f32, x).result
+
+
+def _from_f32(x: ir.Value, result: ir.Type) -> ir.Value:
+    if x.type == result:
+        return x
+    return (arith.ExtFOp if str(result) == "f64" else arith.TruncFOp)(result, x).result
 
 
 def split_half_conversions(module: ir.Module) -> None:
     """f64 <-> f16/bf16 as two steps through f32: the JIT has no __truncdfhf2-style
     runtime functions, while f32 <-> f16/bf16 lower natively (or via arith-expand)."""
-    with mlir_context():
-        f32 = ir.F32Type.get()
-        for op in _ops_named(module, {"arith.truncf", "arith.extf"}):
-            source, result = op.operands[0].type, op.results[0].type
-            names = {str(source), str(result)}  # scalars only: shaped types print as tensor<...>
-            if "f64" in names and names & {"f16", "bf16"}:
-                with ir.InsertionPoint(op), op.location:
-                    middle = arith.TruncFOp(f32, op.operands[0]) if str(source) == "f64" else arith.ExtFOp(f32, op.operands[0])
-                    final = arith.TruncFOp(result, middle.result) if str(source) == "f64" else arith.ExtFOp(result, middle.result)
-                op.results[0].replace_all_uses_with(final.result)
-                op.erase()
+    _replace_each(module, {"arith.truncf", "arith.extf"},
+                  lambda op: "f64" in _conversion_types(op) and bool(_conversion_types(op) & {"f16", "bf16"}),
+                  lambda op: _from_f32(_to_f32(op.operands[0]), op.results[0].type))
 
 
 def expand_fp8_extensions(module: ir.Module) -> None:
     """arith.extf from f8E4M3FN as integer bit manipulation, since LLVM has no fp8 type:
     normal numbers rebias the exponent (7 -> 127), subnormals are mant * 2^-9, S.1111.111 is NaN."""
-    with mlir_context():
-        i8, i32, f32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32), ir.F32Type.get()
-        for op in _ops_named(module, {"arith.extf"}):
-            if str(op.operands[0].type) != "f8E4M3FN":
-                continue
-            with ir.InsertionPoint(op), op.location:
-                value = _fp8_e4m3fn_to_f32(op.operands[0], i8, i32, f32)
-                if str(op.results[0].type) != "f32":
-                    value = arith.ExtFOp(op.results[0].type, value).result
-            op.results[0].replace_all_uses_with(value)
-            op.erase()
+    _replace_each(module, {"arith.extf"}, lambda op: str(op.operands[0].type) == "f8E4M3FN",
+                  lambda op: _from_f32(_fp8_e4m3fn_to_f32(op.operands[0]), op.results[0].type))
 
 
-def _fp8_e4m3fn_to_f32(x: ir.Value, i8: ir.Type, i32: ir.Type, f32: ir.Type) -> ir.Value:
+def _fp8_e4m3fn_to_f32(x: ir.Value) -> ir.Value:
+    i8, i32, f32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32), ir.F32Type.get()
     const = lambda v: arith.ConstantOp(i32, v).result  # noqa: E731
     bits = arith.ExtUIOp(i32, arith.BitcastOp(i8, x).result).result
     sign = arith.ShRUIOp(bits, const(7)).result
@@ -156,6 +164,36 @@ def _fp8_e4m3fn_to_f32(x: ir.Value, i8: ir.Type, i32: ir.Type, f32: ir.Type) -> 
     return arith.SelectOp(is_nan, arith.ConstantOp(f32, float("nan")).result, value).result
 
 
+def expand_fp8_truncations(module: ir.Module) -> None:
+    """arith.truncf to f8E4M3FN as integer bit manipulation (LLVM has no fp8 type), rounding
+    as PyTorch does: to nearest even, saturating at +-448 (inf too), NaN to NaN (sign kept),
+    below 2^-6 to subnormals."""
+    _replace_each(module, {"arith.truncf"}, lambda op: str(op.results[0].type) == "f8E4M3FN",
+                  lambda op: arith.BitcastOp(op.results[0].type, _f32_to_fp8_e4m3fn_bits(_to_f32(op.operands[0]))).result)
+
+
+def _f32_to_fp8_e4m3fn_bits(x: ir.Value) -> ir.Value:
+    i8, i32, f32 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(32), ir.F32Type.get()
+    const = lambda v: arith.ConstantOp(i32, v).result  # noqa: E731
+    bits = arith.BitcastOp(i32, x).result
+    sign = arith.AndIOp(bits, const(-(1 << 31))).result
+    magnitude = arith.XOrIOp(bits, sign).result
+    # Subnormal range: adding 2^14 (exponent 141) leaves the rounded fp8 mantissa in the low bits.
+    denorm = const(141 << 23)
+    shifted = arith.AddFOp(arith.BitcastOp(f32, magnitude).result, arith.BitcastOp(f32, denorm).result).result
+    subnormal = arith.SubIOp(arith.BitcastOp(i32, shifted).result, denorm).result
+    # Normal range: rebias the exponent (127 -> 7), round the 20 dropped bits to nearest even.
+    odd = arith.AndIOp(arith.ShRUIOp(magnitude, const(20)).result, const(1)).result
+    rounded = arith.AddIOp(arith.AddIOp(magnitude, const(((7 - 127) << 23) + 0x7FFFF)).result, odd).result
+    normal = arith.ShRUIOp(rounded, const(20)).result
+    is_subnormal = arith.CmpIOp(arith.CmpIPredicate.ult, magnitude, const(121 << 23)).result
+    finite = arith.MinUIOp(arith.SelectOp(is_subnormal, subnormal, normal).result, const(0x7E)).result
+    is_nan = arith.CmpIOp(arith.CmpIPredicate.ugt, magnitude, const(0x7F800000)).result
+    value = arith.SelectOp(is_nan, const(0x7F), finite).result
+    with_sign = arith.OrIOp(value, arith.ShRUIOp(sign, const(24)).result).result
+    return arith.TruncIOp(i8, with_sign).result
+
+
 def reject_tm_tensor_ops(module: ir.Module) -> None:
     """torch-mlir lowers a few ATen ops (sort, cumsum, scatter, ...) to tm_tensor ops, which
     one-shot-bufferize cannot handle: say so at the kernel line rather than mid-pipeline."""
@@ -167,14 +205,41 @@ def reject_tm_tensor_ops(module: ir.Module) -> None:
             "which the CPU pipeline cannot bufferize; it has no lowering here" for op in found])
 
 
-def to_llvm_module(module: ir.Module, bounds_checks: bool = False) -> ir.Module:
-    to_linalg_module(module)
-    reject_tm_tensor_ops(module)
-    split_half_conversions(module)
-    expand_fp8_extensions(module)
-    emit_c_interface(module)
-    run_pipeline(module, LINALG_TO_LLVM_CHECKED if bounds_checks else LINALG_TO_LLVM, "linalg-to-llvm")
+# A lowering step: a textual pass pipeline or a rewrite through the bindings.
+PipelineStep = str | Callable[[ir.Module], None]
+
+
+def linalg_steps() -> tuple[PipelineStep, ...]:
+    """Kernel MLIR -> linalg on tensors."""
+    return (resolve_helion_ops, TORCH_TO_LINALG)
+
+
+def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
+    """Kernel MLIR -> LLVM dialect: linalg, then the rewrites LLVM needs, then the pipeline."""
+    return (*linalg_steps(), reject_tm_tensor_ops, split_half_conversions, expand_fp8_extensions,
+            expand_fp8_truncations, emit_c_interface, LINALG_TO_LLVM_CHECKED if bounds_checks else LINALG_TO_LLVM)
+
+
+# The stage an error names, per pass pipeline.
+STAGES = {TORCH_TO_LINALG: "torch-to-linalg", LINALG_TO_LLVM: "linalg-to-llvm", LINALG_TO_LLVM_CHECKED: "linalg-to-llvm"}
+
+
+def apply_steps(module: ir.Module, steps: tuple[PipelineStep, ...]) -> ir.Module:
+    """Run the steps in place; helion-opt runs the same steps one by one."""
+    for step in steps:
+        if isinstance(step, str):
+            run_pipeline(module, step, STAGES[step])
+        else:
+            step(module)
     return module
+
+
+def to_linalg_module(module: ir.Module) -> ir.Module:
+    return apply_steps(module, linalg_steps())
+
+
+def to_llvm_module(module: ir.Module, bounds_checks: bool = False) -> ir.Module:
+    return apply_steps(module, llvm_steps(bounds_checks))
 
 
 def lower_to_linalg(mlir_text: str) -> str:
@@ -195,10 +260,6 @@ def emit_c_interface(module: ir.Module) -> None:
                 op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
-# A step of a named pipeline: a textual pass pipeline or a rewrite through the bindings.
-PipelineStep = str | Callable[[ir.Module], None]
-
-
 @dataclass(frozen=True)
 class NamedPipeline:
     """The steps of a lowering, so that drivers (helion-opt) can run them one by one."""
@@ -212,11 +273,6 @@ NAMED_PIPELINES: dict[str, NamedPipeline] = {
         "loom.get_symbol -> constants from module attributes, helion.phi -> loop result",
         (resolve_helion_ops,),
     ),
-    "helion-lower-to-linalg": NamedPipeline(
-        "kernel MLIR -> linalg on tensors (to_linalg_module)", (resolve_helion_ops, TORCH_TO_LINALG)
-    ),
-    "helion-lower-to-llvm": NamedPipeline(
-        "kernel MLIR -> LLVM dialect (to_llvm_module)",
-        (resolve_helion_ops, TORCH_TO_LINALG, emit_c_interface, LINALG_TO_LLVM),
-    ),
+    "helion-lower-to-linalg": NamedPipeline("kernel MLIR -> linalg on tensors (to_linalg_module)", linalg_steps()),
+    "helion-lower-to-llvm": NamedPipeline("kernel MLIR -> LLVM dialect (to_llvm_module)", llvm_steps()),
 }

@@ -81,8 +81,8 @@ class Engine:
         return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
 
 
-# LLVM has no fp8 types: f8E4M3FN loads are expanded (passes.expand_fp8_extensions);
-# E5M2, and storing fp8, have no CPU code generation here.
+# LLVM has no fp8 types: f8E4M3FN conversions are expanded to integer ops
+# (passes.expand_fp8_extensions/expand_fp8_truncations); E5M2 has no CPU code generation here.
 NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 

@@ -152,6 +152,15 @@ def bias_add_3d(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def quantize_fp8(x: torch.Tensor, scale: float) -> torch.Tensor:
+    """(x * scale) stored as fp8 e4m3fn, rounded as PyTorch rounds."""
+    out = torch.empty(x.size(), dtype=torch.float8_e4m3fn, device=x.device)
+    for tile in hl.tile(x.size()):
+        out[tile] = (x[tile] * scale).to(torch.float8_e4m3fn)
+    return out
+
+
 def _geglu_ref(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return F.gelu(a, approximate="tanh") * b
 
@@ -215,6 +224,8 @@ EXAMPLES = [
             lambda x, m: x.masked_fill(m, 0.0), FLOATS),
     Example("axpby", axpby, tensors(randn(37, 50), randn(37, 50), 0.5, -2.0), lambda x, y, a, b: a * x + b * y,
             (torch.float64, torch.float32)),
+    Example("quantize_fp8", quantize_fp8, tensors(randn(37, 50), 60.0), lambda x, s: (x * s).to(torch.float8_e4m3fn),
+            FLOATS),
     Example("bias_add_3d", bias_add_3d, tensors(randn(3, 37, 50), randn(50)), lambda x, b: x + b, FLOATS,
             (helion.Config(block_sizes=[2, 8, 64]),)),
 ]
