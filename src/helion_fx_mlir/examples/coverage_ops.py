@@ -213,6 +213,15 @@ def column_bottomk(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return values, rows
 
 
+@helion.kernel(static_shapes=True)
+def clamp_hypot(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        v, low = x[tile], lo[tile]
+        out[tile] = torch.clamp(v, low, hi[tile]) + torch.hypot(v, low)
+    return out
+
+
 def _distinct_logits(dtype: torch.dtype) -> torch.Tensor:
     """Rows of distinct values exact in bf16: eager topk orders ties unspecified."""
     return torch.stack([torch.randperm(20) for _ in range(37)]).to(dtype) / 4 - 2.5
@@ -242,4 +251,6 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8]),)),
     Example("column_bottomk", column_bottomk, tensors(_distinct_ints), lambda x: tuple(torch.topk(x, 3, dim=0, largest=False)),
             (torch.int32, torch.int16)),
+    Example("clamp_hypot", clamp_hypot, tensors(randn(37, 50), randn(37, 50), randn(37, 50)),
+            lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.hypot(x, lo), FLOATS),
 ]

@@ -258,6 +258,24 @@ def _distinct(*shape: int):
     return lambda dtype: torch.stack([torch.randperm(shape[1]) for _ in range(shape[0])]).to(dtype)
 
 
+@helion.kernel(static_shapes=True)
+def row_var_std(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Unbiased variance and population std per row (var.correction, twice)."""
+    m, _ = x.size()
+    var = torch.empty([m], dtype=x.dtype, device=x.device)
+    std = torch.empty([m], dtype=x.dtype, device=x.device)
+    for tile_m in hl.tile(m):
+        row = x[tile_m, :].to(torch.float32)
+        var[tile_m] = torch.var(row, dim=1).to(var.dtype)
+        std[tile_m] = torch.std(row, dim=1, correction=0).to(std.dtype)
+    return var, std
+
+
+def _row_var_std_ref(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    row = x.float()
+    return torch.var(row, dim=1).to(x.dtype), torch.std(row, dim=1, correction=0).to(x.dtype)
+
+
 EXAMPLES = [
     Example("col_sum", col_sum, tensors(randn(100, 37)), in_f32(lambda x: x.sum(0)), FLOATS,
             (helion.Config(block_sizes=[8, 64]),)),
@@ -287,4 +305,6 @@ EXAMPLES = [
             (torch.float32, torch.bfloat16)),
     Example("sum_all_atomic", sum_all_atomic, tensors(randn(37, 100)), lambda x: x.float().sum().reshape(1),
             (torch.float32, torch.bfloat16), (helion.Config(block_sizes=[8, 64]),)),
+    Example("row_var_std", row_var_std, tensors(randn(37, 300)), _row_var_std_ref, FLOATS,
+            (helion.Config(block_sizes=[8], reduction_loops=[32]),)),
 ]

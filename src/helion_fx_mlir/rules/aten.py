@@ -11,7 +11,7 @@ import torch.fx as fx
 from ..dispatch import lowers
 from ..ir_values import TypedValue, Value, mlir_type, tensor_dims
 from ..stripped_args import restored_args
-from .compute import dim_size, insert_along
+from .compute import accumulate_dtype, dim_size, insert_along
 from .memory import arange
 
 if TYPE_CHECKING:
@@ -48,6 +48,30 @@ def as_tensor(v: IRVisitor, name: str, arg: Any, like: torch.Tensor) -> TypedVal
     with like.fake_mode:
         meta = torch.empty((), dtype=like.dtype)
     return TypedValue(v.emit_torch_op(name, aten.scalar_tensor.default, [arg], {"dtype": like.dtype}, meta), meta)
+
+
+# clamp with tensor bounds has no torch-to-linalg pattern; maximum/minimum (which also
+# propagate NaN from either side, as clamp does) have.
+TENSOR_BOUNDS: dict[Any, Any] = {aten.clamp_min.Tensor: aten.maximum.default, aten.clamp_max.Tensor: aten.minimum.default}
+
+
+@lowers(*TENSOR_BOUNDS)
+def clamp_tensor_bound(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.maximum (clamp_min) or torch.aten.minimum (clamp_max) of x and the bound."""
+    args, _ = restored_args(node)
+    return v.torch_call(node.name, TENSOR_BOUNDS[node.target], v.typed(args[0]), v.typed(args[1])).value
+
+
+@lowers(aten.hypot.default)
+def hypot(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.sqrt(a * a + b * b), in f32 for f16/bf16 (one rounding, as eager's single
+    op): torch-mlir has no hypot. |a|, |b| above ~1e19 overflow where eager's does not."""
+    args, _ = restored_args(node)
+    dtype = node.meta["val"].dtype
+    a, b = (v.convert(v.typed(arg), accumulate_dtype(dtype), f"{node.name}_in{i}") for i, arg in enumerate(args[:2]))
+    squares = [v.torch_call(f"{node.name}_sq{i}", aten.mul.Tensor, t, t) for i, t in enumerate((a, b))]
+    root = v.torch_call(f"{node.name}_root", aten.sqrt.default, v.torch_call(f"{node.name}_sum", aten.add.Tensor, *squares))
+    return v.convert(root, dtype, node.name).value
 
 
 @lowers(aten.bmm.dtype)

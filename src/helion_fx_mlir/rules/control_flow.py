@@ -14,7 +14,7 @@ from ..dispatch import lowers
 from ..errors import LoweringError
 from ..ir_values import TypedValue, Value, mlir_type
 from ..lowering_context import LoopInfo
-from .tensors import emit_full
+from .tensors import ROLLED_EXTRAS, emit_full
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -107,10 +107,10 @@ ROLLED_COMBINES: dict[Any, tuple[Any, float]] = {
 
 
 def _rolled_target(partial: fx.Node) -> Any:
-    """The reduction a chunk partial is: its target, or sum for a mean's extra buffer."""
+    """The reduction a chunk partial is: its target, or sum for a mean's or var's extra buffer."""
     if partial.target is _tracing_ops._inductor_lowering_extra:
         orig = partial.meta.get("orig_node")
-        return torch.ops.aten.sum.dim_IntList if orig is not None and orig.target is torch.ops.aten.mean.dim else None
+        return torch.ops.aten.sum.dim_IntList if orig is not None and orig.target in ROLLED_EXTRAS else None
     return partial.target
 
 

@@ -33,44 +33,101 @@ def symbolic(v: IRVisitor, node: fx.Node) -> None:
 
 @lowers(_tracing_ops._inductor_lowering_extra)
 def lowering_extra(v: IRVisitor, node: fx.Node) -> Value | None:
-    """torch.aten.sum.dim_IntList when a rolled loop yields a mean's partial sum, else nothing.
+    """torch.aten.sum.dim_IntList of the chunk when a rolled loop yields a reduction's
+    partial (a mean's sum; a var's mean, then its squared deviations), else nothing.
 
     The extra buffer of a multi-buffer Inductor lowering; in a persistent reduction the op
     reading it gets its stripped operand back instead, so nothing is emitted."""
     orig = node.meta.get("orig_node")
     leaves_loop = any(user.op == "output" for user in node.users)
-    if not leaves_loop or orig is None or orig.target is not torch.ops.aten.mean.dim:
+    if not leaves_loop or orig is None or orig.target not in ROLLED_EXTRAS:
         return None
-    dims, keepdim = orig.args[1], orig.args[2] if len(orig.args) > 2 else False
-    source = node.args[0][0]
-    return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, v.typed(source), dims, keepdim).value
+    return ROLLED_EXTRAS[orig.target](v, node, orig)
+
+
+def _mean_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
+    """The chunk's sum; mean.dim divides the accumulated sum by the count."""
+    keepdim = orig.args[2] if len(orig.args) > 2 else False
+    return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, v.typed(node.args[0][0]), orig.args[1], keepdim).value
+
+
+def _var_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
+    """Two passes: the chunk's share of the mean (its sum / count), then the chunk's sum of
+    squared deviations from that mean; var.correction divides the latter by count - correction."""
+    source, *mean = node.args[0]
+    x = v.typed(source)
+    dims = reduced_dims(orig, x.val.dim())
+    keepdim = node.meta["val"].dim() == x.val.dim()
+    if not mean:
+        total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+        return v.torch_call(node.name, torch.ops.aten.div.Scalar, total, float(reduced_count(v, orig))).value
+    deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, v.typed(mean[0]))
+    square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
+    return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, square, dims, keepdim).value
+
+
+# Reductions whose rolled form yields extra buffers of chunk partials (accumulated with add).
+ROLLED_EXTRAS: dict[Any, Any] = {torch.ops.aten.mean.dim: _mean_partial, torch.ops.aten.var.correction: _var_partial}
+
+
+def reduced_dims(node: fx.Node, rank: int) -> list[int]:
+    """The dims a mean/var reduces (all of them when `dim` is None)."""
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    return list(range(rank)) if dims is None else [d % rank for d in dims]
+
+
+def reduced_count(v: IRVisitor, node: fx.Node) -> int:
+    """How many elements a rolled mean/var reduces: the recorded input's extents over its dims."""
+    recorded = node.meta.get(ORIGINAL_ARGS)
+    if not recorded or not isinstance(recorded[0], fx.Node):
+        raise LoweringError(node, "the input of this reduction was stripped before helion_fx_mlir recorded it")
+    shape = recorded[0].meta["val"].shape
+    count = 1
+    for d in reduced_dims(node, len(shape)):
+        count *= v.ctx.extent(shape[d])
+    if not isinstance(count, int):
+        raise LoweringError(node, "a rolled reduction over a dynamic extent is not supported")
+    return count
+
+
+def _rolled_result(v: IRVisitor, node: fx.Node, slot: int) -> fx.Node | None:
+    """The extra buffer a rolled reduction accumulated into `_extra_args[slot]`, if any."""
+    extra = node.kwargs.get("_extra_args") or []
+    if node.args[0] is not None or len(extra) <= slot or not isinstance(v.node_values.get(extra[slot]), Value):
+        return None
+    return extra[slot]
 
 
 @lowers(torch.ops.aten.mean.dim)
 def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
     """torch.aten.mean.dim; after a rolled reduction, the accumulated sum / element count."""
-    extra = node.kwargs.get("_extra_args") or []
-    if node.args[0] is not None or not extra or not isinstance(v.node_values.get(extra[0]), Value):
+    total = _rolled_result(v, node, 0)
+    if total is None:
         return v.aten_compute(node)  # persistent: the stripped input is restored
-    recorded = node.meta.get(ORIGINAL_ARGS)
-    if not recorded or not isinstance(recorded[0], fx.Node):
-        raise LoweringError(node, "the input of this mean was stripped before helion_fx_mlir recorded it")
-    orig_input = recorded[0].meta["val"]
-    dims = [d % orig_input.dim() for d in node.args[1]]
-    count = 1
-    for d in dims:
-        count *= v.ctx.extent(orig_input.shape[d])
-    if not isinstance(count, int):
-        raise LoweringError(node, "a rolled mean over a dynamic extent is not supported")
-    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(extra[0]), float(count)).value
+    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(total), float(reduced_count(v, node))).value
+
+
+@lowers(torch.ops.aten.var.correction)
+def var_correction(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.var.correction; after a rolled reduction, the accumulated squared
+    deviations / (count - correction)."""
+    squares = _rolled_result(v, node, 1)
+    if squares is None:
+        return v.aten_compute(node)  # persistent: the stripped input is restored
+    correction = node.kwargs.get("correction")
+    divisor = max(reduced_count(v, node) - (1 if correction is None else correction), 0)
+    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(squares), float(divisor)).value
 
 
 @lowers(_tracing_ops._new_var, _tracing_ops._mask_to)
-def alias(v: IRVisitor, node: fx.Node) -> Value:
-    """The operand itself.
+def alias(v: IRVisitor, node: fx.Node) -> Value | None:
+    """The operand itself (nothing if the operand is an extra buffer that emitted nothing).
 
     _new_var copies; _mask_to masks lanes past the extent, and tiles here are exact."""
-    return v.value(node.args[0])
+    source = node.args[0]
+    if source.target is _tracing_ops._inductor_lowering_extra and v.node_values.get(source) is None:
+        return None
+    return v.value(source)
 
 
 @lowers(creation_ops.full)
