@@ -88,6 +88,16 @@ def test_fp8_e4m3fn_stores_round_every_pattern_like_pytorch() -> None:
     assert torch.equal(got.view(torch.uint8), x.to(torch.float8_e4m3fn).view(torch.uint8))
 
 
+def test_signbit_reads_the_bit_of_zeros_infinities_and_nans() -> None:
+    from helion_fx_mlir.examples.coverage_ops import sign_ops
+
+    y = torch.tensor([-0.0, 0.0, float("inf"), float("-inf"), float("nan"), -float("nan"), -1e-40, 1e-40])
+    x = torch.full_like(y, 2.0)
+    got = compile_kernel(sign_ops.bind((x, y)))(x, y)
+    want = torch.copysign(x, y) + torch.signbit(y).to(x.dtype) + torch.copysign(x, -1.0)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 def test_topk_ties_and_extremes_follow_a_stable_sort() -> None:
     """Eager topk orders ties unspecified; ours takes the lower index first, as a stable
     sort does, also when the data holds the fill value (-inf, the int type's max)."""

@@ -222,6 +222,23 @@ def clamp_hypot(x: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Te
     return out
 
 
+@helion.kernel(static_shapes=True)
+def sign_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        v, w = x[tile], y[tile]
+        out[tile] = torch.copysign(v, w) + torch.signbit(w).to(v.dtype) + torch.copysign(v, -1.0)
+    return out
+
+
+def _with_negative_zeros(dtype: torch.dtype) -> torch.Tensor:
+    """Signs to copy, a few of them -0.0 and +0.0 (signbit tells those apart)."""
+    y = torch.randn(37, 50, dtype=dtype)
+    y[::5, ::7] = -0.0
+    y[1::5, ::7] = 0.0
+    return y
+
+
 def _distinct_logits(dtype: torch.dtype) -> torch.Tensor:
     """Rows of distinct values exact in bf16: eager topk orders ties unspecified."""
     return torch.stack([torch.randperm(20) for _ in range(37)]).to(dtype) / 4 - 2.5
@@ -253,4 +270,6 @@ EXAMPLES = [
             (torch.int32, torch.int16)),
     Example("clamp_hypot", clamp_hypot, tensors(randn(37, 50), randn(37, 50), randn(37, 50)),
             lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.hypot(x, lo), FLOATS),
+    Example("sign_ops", sign_ops, tensors(randn(37, 50), _with_negative_zeros),
+            lambda x, y: torch.copysign(x, y) + torch.signbit(y).to(x.dtype) + torch.copysign(x, -1.0), (*FLOATS, torch.float64)),
 ]

@@ -9,7 +9,7 @@ import torch
 import torch.fx as fx
 
 from ..dispatch import lowers
-from ..ir_values import TypedValue, Value, mlir_type, tensor_dims
+from ..ir_values import TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..stripped_args import restored_args
 from .compute import accumulate_dtype, dim_size, insert_along
 from .memory import arange
@@ -72,6 +72,55 @@ def hypot(v: IRVisitor, node: fx.Node) -> Value:
     squares = [v.torch_call(f"{node.name}_sq{i}", aten.mul.Tensor, t, t) for i, t in enumerate((a, b))]
     root = v.torch_call(f"{node.name}_root", aten.sqrt.default, v.torch_call(f"{node.name}_sum", aten.add.Tensor, *squares))
     return v.convert(root, dtype, node.name).value
+
+
+# Integer types of the same width as a float type: its bits, for the sign bit.
+FLOAT_BITS = {"f16": "i16", "bf16": "i16", "f32": "i32", "f64": "i64"}
+
+
+@lowers(aten.signbit.default)
+def signbit(v: IRVisitor, node: fx.Node) -> Value:
+    """linalg.generic of arith.bitcast + cmpi slt 0 (set for -0.0 and negative NaNs too);
+    torch-mlir's decomposition leaves a dtype constant torch-to-linalg cannot lower."""
+    args, _ = restored_args(node)
+    return sign_bit(v, node.name, v.typed(args[0])).value
+
+
+@lowers(aten.copysign.Tensor, aten.copysign.Scalar)
+def copysign(v: IRVisitor, node: fx.Node) -> Value:
+    """torch.aten.where(signbit(other), -|self|, |self|) in the result dtype."""
+    args, _ = restored_args(node)
+    result = node.meta["val"]
+    magnitude = v.torch_call(f"{node.name}_abs", aten.abs.default, as_tensor(v, f"{node.name}_self", args[0], result))
+    negative = v.torch_call(f"{node.name}_neg", aten.neg.default, magnitude)
+    sign = sign_bit(v, f"{node.name}_sign", as_tensor(v, f"{node.name}_other", args[1], result))
+    return v.torch_call(node.name, aten.where.self, sign, negative, magnitude).value
+
+
+def sign_bit(v: IRVisitor, name: str, x: TypedValue) -> TypedValue:
+    """An i1 tensor: x's sign bit (x < 0 for integers)."""
+    if not x.val.dtype.is_floating_point:
+        return v.torch_call(name, aten.lt.Scalar, x, 0)
+    with x.val.fake_mode:
+        meta = torch.empty_like(x.val, dtype=torch.bool)
+    ty, elt = mlir_type(meta), element_type(x.value.type)
+    rank = x.val.dim()
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    identity = f"affine_map<({dims}) -> ({dims})>"
+    b = v.builder
+    empty, ssa = b.fresh(f"{name}_empty"), b.fresh(name)
+    dynamic = [v.tensor_dim(x.value, d) for d, size in enumerate(tensor_dims(ty)) if size == "?"]
+    b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
+    item, out, bits, zero, negative = (b.fresh(f"{name}_{part}") for part in ("in", "out", "bits", "zero", "neg"))
+    parallel = ", ".join('"parallel"' for _ in range(rank))
+    b.emit(f"{ssa} = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{parallel}]}} "
+           f"ins({x.value.ssa} : {x.value.type}) outs({empty} : {ty}) {{\n"
+           f"^bb0({item}: {elt}, {out}: i1):\n"
+           f"  {bits} = arith.bitcast {item} : {elt} to {FLOAT_BITS[elt]}\n"
+           f"  {zero} = arith.constant 0 : {FLOAT_BITS[elt]}\n"
+           f"  {negative} = arith.cmpi slt, {bits}, {zero} : {FLOAT_BITS[elt]}\n"
+           f"  linalg.yield {negative} : i1\n}} -> {ty}")
+    return TypedValue(Value(ssa, ty), meta)
 
 
 @lowers(aten.bmm.dtype)
