@@ -119,6 +119,17 @@ def int_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 @helion.kernel(static_shapes=True)
+def byte_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Scalar arithmetic and floor division on int8/uint8 (wrapping as eager does)."""
+    out = torch.empty_like(x)
+    for tile in hl.tile(out.size()):
+        a = x[tile]
+        b = y[tile]
+        out[tile] = a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1)
+    return out
+
+
+@helion.kernel(static_shapes=True)
 def bool_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = torch.empty(x.size(), dtype=torch.bool, device=x.device)
     for tile in hl.tile(out.size()):
@@ -188,6 +199,11 @@ def _randint(*shape: int):
     return lambda dtype: torch.randint(-1000, 1000, shape, dtype=dtype)
 
 
+def _small_ints(*shape: int):
+    """int8/uint8 values with room for |b| + 1 (uint8 starts at 0)."""
+    return lambda dtype: torch.randint(0 if dtype == torch.uint8 else -100, 100, shape, dtype=dtype)
+
+
 def _bool_mask(*shape: int):
     return lambda dtype: torch.rand(*shape) < 0.3
 
@@ -218,6 +234,8 @@ EXAMPLES = [
             (helion.Config(block_sizes=[4, 64]),)),
     Example("int_ops", int_ops, tensors(_randint(37, 50), _randint(37, 50)), _int_ops_ref,
             (torch.int32, torch.int64)),
+    Example("byte_ops", byte_ops, tensors(_small_ints(37, 50), _small_ints(37, 50)),
+            lambda a, b: a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1), (torch.int8, torch.uint8)),
     Example("bool_ops", bool_ops, tensors(_same_mixed(37, 50), _same_mixed(37, 50)), _bool_ops_ref,
             (torch.float32, torch.float16)),
     Example("masked_fill", masked_fill, tensors(randn(37, 50), _bool_mask(37, 50)),

@@ -41,9 +41,55 @@ def scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
     return v.torch_call(node.name, SCALAR_OPERAND_FORMS[node.target], *operands).value
 
 
+# torch-mlir crashes the process converting a Python scalar to an 8-bit integer element
+# type (convertScalarToDtype without the original dtype); on int8/uint8 tensors these ops
+# take the scalar as a 0-d tensor instead. Other dtypes go through torch-mlir unchanged.
+BYTE_SCALAR_FORMS: dict[Any, Any] = {
+    aten.add.Scalar: aten.add.Tensor,
+    aten.add.Tensor: aten.add.Tensor,
+    aten.sub.Scalar: aten.sub.Tensor,
+    aten.sub.Tensor: aten.sub.Tensor,
+    aten.mul.Scalar: aten.mul.Tensor,
+    aten.mul.Tensor: aten.mul.Tensor,
+    aten.remainder.Scalar: aten.remainder.Tensor,
+}
+BYTES = (torch.int8, torch.uint8)
+
+
+@lowers(*BYTE_SCALAR_FORMS)
+def byte_scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
+    """On int8/uint8: the .Tensor overload with the scalar a 0-d torch.aten.scalar_tensor;
+    otherwise the op itself through torch-mlir."""
+    result = node.meta["val"]
+    args, kwargs = restored_args(node)
+    if result.dtype not in BYTES or all(_is_tensor(arg) for arg in args[:2]):
+        return v.aten_compute(node)
+    operands = [as_tensor(v, f"{node.name}_operand{i}", arg, result) for i, arg in enumerate(args[:2])]
+    return v.torch_call(node.name, BYTE_SCALAR_FORMS[node.target], *operands, *args[2:], **kwargs).value
+
+
+@lowers(aten.div.Tensor_mode)
+def byte_div(v: IRVisitor, node: fx.Node) -> Value:
+    """On int8/uint8: torch.aten.div.Tensor_mode in i32, cast back (torch-to-linalg has no
+    8-bit integer division; the i32 quotient wraps back as eager's does); else unchanged."""
+    result = node.meta["val"]
+    if result.dtype not in BYTES:
+        return v.aten_compute(node)
+    args, kwargs = restored_args(node)
+    with result.fake_mode:
+        wide = torch.empty((), dtype=torch.int32)
+    operands = [as_tensor(v, f"{node.name}_operand{i}", arg, wide) for i, arg in enumerate(args[:2])]
+    quotient = v.torch_call(f"{node.name}_i32", aten.div.Tensor_mode, *operands, **kwargs)
+    return v.convert(quotient, result.dtype, node.name).value
+
+
+def _is_tensor(arg: Any) -> bool:
+    return isinstance(arg, fx.Node) and isinstance(arg.meta["val"], torch.Tensor)
+
+
 def as_tensor(v: IRVisitor, name: str, arg: Any, like: torch.Tensor) -> TypedValue:
     """A tensor operand cast to `like`'s dtype, or a scalar (literal or symbol) as a 0-d one."""
-    if isinstance(arg, fx.Node) and isinstance(arg.meta["val"], torch.Tensor):
+    if _is_tensor(arg):
         return v.convert(v.typed(arg), like.dtype, name)
     with like.fake_mode:
         meta = torch.empty((), dtype=like.dtype)
