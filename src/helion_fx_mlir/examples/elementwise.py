@@ -120,12 +120,12 @@ def int_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 @helion.kernel(static_shapes=True)
 def byte_ops(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Scalar arithmetic and floor division on int8/uint8 (wrapping as eager does)."""
+    """Scalar arithmetic, floor division and pow on int8/uint8 (wrapping as eager does)."""
     out = torch.empty_like(x)
     for tile in hl.tile(out.size()):
         a = x[tile]
         b = y[tile]
-        out[tile] = a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1)
+        out[tile] = a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1) + a**3
     return out
 
 
@@ -235,7 +235,7 @@ EXAMPLES = [
     Example("int_ops", int_ops, tensors(_randint(37, 50), _randint(37, 50)), _int_ops_ref,
             (torch.int32, torch.int64)),
     Example("byte_ops", byte_ops, tensors(_small_ints(37, 50), _small_ints(37, 50)),
-            lambda a, b: a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1), (torch.int8, torch.uint8)),
+            lambda a, b: a * 3 - 1 + a % 7 + b // 3 + a // (b.abs() + 1) + a**3, (torch.int8, torch.uint8)),
     Example("bool_ops", bool_ops, tensors(_same_mixed(37, 50), _same_mixed(37, 50)), _bool_ops_ref,
             (torch.float32, torch.float16)),
     Example("masked_fill", masked_fill, tensors(randn(37, 50), _bool_mask(37, 50)),

@@ -9,6 +9,7 @@ import torch
 import torch.fx as fx
 
 from ..dispatch import lowers
+from ..errors import LoweringError
 from ..ir_values import TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..stripped_args import restored_args
 from .compute import accumulate_dtype, dim_size, insert_along
@@ -167,6 +168,34 @@ def sign_bit(v: IRVisitor, name: str, x: TypedValue) -> TypedValue:
            f"  {negative} = arith.cmpi slt, {bits}, {zero} : {FLOAT_BITS[elt]}\n"
            f"  linalg.yield {negative} : i1\n}} -> {ty}")
     return TypedValue(Value(ssa, ty), meta)
+
+
+@lowers(aten.pow.Tensor_Scalar)
+def integer_pow(v: IRVisitor, node: fx.Node) -> Value:
+    """On integer tensors: torch.aten.mul by repeated squaring (torch-to-linalg has no
+    integer pow); a float result pows the input cast to it; float inputs are unchanged."""
+    args, _ = restored_args(node)
+    x, exponent, result = v.typed(args[0]), args[1], node.meta["val"]
+    if x.val.dtype.is_floating_point or x.val.dtype == torch.bool:
+        return v.aten_compute(node)
+    if result.dtype.is_floating_point:
+        return v.torch_call(node.name, aten.pow.Tensor_Scalar, v.convert(x, result.dtype, node.name), exponent).value
+    if not isinstance(exponent, int) or exponent < 0:
+        raise LoweringError(node, f"an integer tensor to the power {exponent!r} needs a non-negative integer literal")
+    return power_by_squaring(v, node.name, x, exponent).value
+
+
+def power_by_squaring(v: IRVisitor, name: str, x: TypedValue, exponent: int) -> TypedValue:
+    """x ** exponent with ceil(log2) squarings and a multiply per set bit (wrapping as eager does)."""
+    product = v.torch_call(f"{name}_one", aten.ones_like.default, x)
+    square = x
+    while exponent:
+        if exponent & 1:
+            product = v.torch_call(f"{name}_acc", aten.mul.Tensor, product, square)
+        exponent >>= 1
+        if exponent:
+            square = v.torch_call(f"{name}_sq", aten.mul.Tensor, square, square)
+    return product
 
 
 @lowers(aten.bmm.dtype)
