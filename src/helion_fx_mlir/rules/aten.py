@@ -13,7 +13,7 @@ from ..errors import LoweringError
 from ..ir_values import TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..stripped_args import restored_args
 from .compute import accumulate_dtype, dim_size, insert_along
-from .memory import arange
+from .memory import arange, fake_empty
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -36,10 +36,16 @@ SCALAR_OPERAND_FORMS: dict[Any, Any] = {
 @lowers(*SCALAR_OPERAND_FORMS)
 def scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
     """The .Tensor overload, the scalar a 0-d torch.aten.scalar_tensor of the result dtype."""
+    args, kwargs = restored_args(node)
+    return tensor_form(v, node, SCALAR_OPERAND_FORMS[node.target], args, kwargs)
+
+
+def tensor_form(v: IRVisitor, node: fx.Node, target: Any, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    """`target` on the node's first two operands as tensors of the result dtype (scalars as
+    0-d tensors), with its remaining arguments unchanged."""
     result = node.meta["val"]
-    args, _ = restored_args(node)
     operands = [as_tensor(v, f"{node.name}_operand{i}", arg, result) for i, arg in enumerate(args[:2])]
-    return v.torch_call(node.name, SCALAR_OPERAND_FORMS[node.target], *operands).value
+    return v.torch_call(node.name, target, *operands, *args[2:], **kwargs).value
 
 
 # torch-mlir crashes the process converting a Python scalar to an 8-bit integer element
@@ -61,12 +67,10 @@ BYTES = (torch.int8, torch.uint8)
 def byte_scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
     """On int8/uint8: the .Tensor overload with the scalar a 0-d torch.aten.scalar_tensor;
     otherwise the op itself through torch-mlir."""
-    result = node.meta["val"]
     args, kwargs = restored_args(node)
-    if result.dtype not in BYTES or all(_is_tensor(arg) for arg in args[:2]):
+    if node.meta["val"].dtype not in BYTES or all(_is_tensor(arg) for arg in args[:2]):
         return v.aten_compute(node)
-    operands = [as_tensor(v, f"{node.name}_operand{i}", arg, result) for i, arg in enumerate(args[:2])]
-    return v.torch_call(node.name, BYTE_SCALAR_FORMS[node.target], *operands, *args[2:], **kwargs).value
+    return tensor_form(v, node, BYTE_SCALAR_FORMS[node.target], args, kwargs)
 
 
 @lowers(aten.div.Tensor_mode)
@@ -77,8 +81,7 @@ def byte_div(v: IRVisitor, node: fx.Node) -> Value:
     if result.dtype not in BYTES:
         return v.aten_compute(node)
     args, kwargs = restored_args(node)
-    with result.fake_mode:
-        wide = torch.empty((), dtype=torch.int32)
+    wide = fake_empty(result, [], torch.int32)
     operands = [as_tensor(v, f"{node.name}_operand{i}", arg, wide) for i, arg in enumerate(args[:2])]
     quotient = v.torch_call(f"{node.name}_i32", aten.div.Tensor_mode, *operands, **kwargs)
     return v.convert(quotient, result.dtype, node.name).value
@@ -92,8 +95,7 @@ def as_tensor(v: IRVisitor, name: str, arg: Any, like: torch.Tensor) -> TypedVal
     """A tensor operand cast to `like`'s dtype, or a scalar (literal or symbol) as a 0-d one."""
     if _is_tensor(arg):
         return v.convert(v.typed(arg), like.dtype, name)
-    with like.fake_mode:
-        meta = torch.empty((), dtype=like.dtype)
+    meta = fake_empty(like, [], like.dtype)
     return TypedValue(v.emit_torch_op(name, aten.scalar_tensor.default, [arg], {"dtype": like.dtype}, meta), meta)
 
 
@@ -148,20 +150,17 @@ def sign_bit(v: IRVisitor, name: str, x: TypedValue) -> TypedValue:
     """An i1 tensor: x's sign bit (x < 0 for integers)."""
     if not x.val.dtype.is_floating_point:
         return v.torch_call(name, aten.lt.Scalar, x, 0)
-    with x.val.fake_mode:
-        meta = torch.empty_like(x.val, dtype=torch.bool)
-    ty, elt = mlir_type(meta), element_type(x.value.type)
+    empty = empty_like(v, f"{name}_empty", fake_empty(x.val, list(x.val.shape), torch.bool), x)
+    meta, ty, elt = empty.val, empty.value.type, element_type(x.value.type)
     rank = x.val.dim()
     dims = ", ".join(f"d{i}" for i in range(rank))
     identity = f"affine_map<({dims}) -> ({dims})>"
     b = v.builder
-    empty, ssa = b.fresh(f"{name}_empty"), b.fresh(name)
-    dynamic = [v.tensor_dim(x.value, d) for d, size in enumerate(tensor_dims(ty)) if size == "?"]
-    b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
+    ssa = b.fresh(name)
     item, out, bits, zero, negative = (b.fresh(f"{name}_{part}") for part in ("in", "out", "bits", "zero", "neg"))
     parallel = ", ".join('"parallel"' for _ in range(rank))
     b.emit(f"{ssa} = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{parallel}]}} "
-           f"ins({x.value.ssa} : {x.value.type}) outs({empty} : {ty}) {{\n"
+           f"ins({x.value.ssa} : {x.value.type}) outs({empty.value.ssa} : {ty}) {{\n"
            f"^bb0({item}: {elt}, {out}: i1):\n"
            f"  {bits} = arith.bitcast {item} : {elt} to {FLOAT_BITS[elt]}\n"
            f"  {zero} = arith.constant 0 : {FLOAT_BITS[elt]}\n"
@@ -255,7 +254,7 @@ def topk(v: IRVisitor, node: fx.Node) -> list[Value]:
                 insert_along(v, indices, first, dim, i, f"{node.name}_indices"),
                 v.torch_call(f"{node.name}_left", aten.logical_and.default, avail, others)]
 
-    inits = [empty_like_along(v, f"{node.name}_{part}_init", meta, x, dim, upper)
+    inits = [empty_like(v, f"{node.name}_{part}_init", meta, x, {dim: upper})
              for part, meta in zip(("values", "indices"), node.meta["val"])]
     results = v.emit_scf_for(node.name, v.builder.index(0), upper, [*inits, available], body)
     return [r.value for r in results[:2]]
@@ -269,10 +268,11 @@ def axis_positions(v: IRVisitor, name: str, x: TypedValue, dim: int) -> TypedVal
     return positions
 
 
-def empty_like_along(v: IRVisitor, name: str, meta: torch.Tensor, x: TypedValue, dim: int, size: str) -> TypedValue:
-    """tensor.empty of meta's type: x's sizes, `size` along `dim`."""
+def empty_like(v: IRVisitor, name: str, meta: torch.Tensor, x: TypedValue, sizes: dict[int, str] | None = None) -> TypedValue:
+    """tensor.empty of meta's type; a dynamic dim takes `sizes[d]`, else x's size along d."""
     ty = mlir_type(meta)
-    dynamic = [size if d == dim else v.tensor_dim(x.value, d) for d, s in enumerate(tensor_dims(ty)) if s == "?"]
+    sizes = sizes or {}
+    dynamic = [sizes[d] if d in sizes else v.tensor_dim(x.value, d) for d, s in enumerate(tensor_dims(ty)) if s == "?"]
     ssa = v.builder.fresh(name)
     v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {ty}")
     return TypedValue(Value(ssa, ty), meta)

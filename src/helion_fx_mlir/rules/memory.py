@@ -152,10 +152,10 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
     return owners
 
 
-def fake_empty(like: Any, shape: list[Any]) -> Any:
-    """An int64 FakeTensor in `like`'s fake mode: the meta of index tensors rules build."""
+def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) -> Any:
+    """A FakeTensor in `like`'s fake mode: the meta of a tensor a rule builds itself."""
     with like.fake_mode:
-        return torch.empty(shape, dtype=torch.int64)
+        return torch.empty(shape, dtype=dtype)
 
 
 def arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any) -> TypedValue:
