@@ -66,4 +66,18 @@ def mlir_location(loc: Any) -> str | None:
     """loc("file.py":LINE:COL) for a Helion SourceLocation (MLIR columns are 1-based)."""
     if loc is None or not getattr(loc, "lineno", None):
         return None
-    return f'loc("{loc.filename}":{loc.lineno}:{(loc.colno or 0) + 1})'
+    return f"loc({mlir_string(loc.filename)}:{loc.lineno}:{(loc.colno or 0) + 1})"
+
+
+def mlir_string(text: str) -> str:
+    """A quoted MLIR string literal escaped as MLIR's printer does (llvm::printEscapedString:
+    UTF-8 bytes other than printable ASCII, and '"', become \\XX), without loading MLIR."""
+    return '"' + "".join(_escaped_byte(b) for b in text.encode(errors="surrogateescape")) + '"'
+
+
+def _escaped_byte(byte: int) -> str:
+    if byte == ord("\\"):
+        return "\\\\"
+    if 0x20 <= byte < 0x7F and byte != ord('"'):
+        return chr(byte)
+    return f"\\{byte:02X}"

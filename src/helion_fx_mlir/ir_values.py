@@ -36,15 +36,24 @@ class HostTensorRef:
 
 @dataclass(frozen=True)
 class Tile:
-    """The current tile of a block id: begin offset and exact size (both index SSA)."""
+    """The current tile of a block id, as Helion defines it: `width` lanes (the block
+    size) starting at `offset`, of which the first `size` are in range; the others are
+    masked. Each is an index SSA value or a literal."""
 
-    offset: str
-    size: str
+    offset: str | int
+    size: str | int
+    width: str | int
+
+    @property
+    def padded(self) -> bool:
+        """Whether some lanes may lie past the extent (a mask is needed)."""
+        return self.size != self.width
 
 
 @dataclass(frozen=True)
 class Slice:
-    """One dimension of a load/store index: offset, size (SSA or literal), kept or dropped."""
+    """One dimension of a load/store index: offset, in-range size (SSA or literal), kept
+    or dropped."""
 
     offset: str | int
     size: str | int

@@ -38,6 +38,7 @@ class IRVisitor:
         self.bridges: list[dict[str, str]] = [{}]
         # _phi nodes after an _if are the scf.if's results.
         self.merged: dict[fx.Node, Value] = {}
+        self.static_vals: dict[fx.Node, Any] = {}
 
     def enter_region(self) -> None:
         self.builder.push()
@@ -209,8 +210,10 @@ class IRVisitor:
         return ssa
 
     def emit_tile(self, loop: LoopInfo, iv: str, begin: Any, end: Any, step: Any = None) -> Tile:
-        """Offset = begin + iv * step (step = block); size = min(block, end - offset): exact."""
+        """Offset = begin + iv * step (step = block); `block` lanes, of which the first
+        min(block, end - offset) are in range (all of them when the extent divides)."""
         b = self.builder
+        width = self.ctx.block_size_values.get(loop.block_id)
         syms = [self.block_size_ssa[loop.block_id]]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
         stride = "s0" if step is None else self._bound(step, syms)
@@ -222,8 +225,12 @@ class IRVisitor:
         offset, size = b.fresh(f"{loop.name}_offset"), b.fresh(f"{loop.name}_size")
         operands = f"({iv})[{', '.join(syms)}]"
         b.emit(f"{offset} = affine.apply affine_map<(d0)[{sym_list}] -> ({start})>{operands}")
+        if step is not None:
+            width = 1
+        elif isinstance(begin, int) and isinstance(end, int) and isinstance(width, int) and (end - begin) % width == 0:
+            return Tile(offset, width, width)
         b.emit(f"{size} = affine.min affine_map<(d0)[{sym_list}] -> (s0, {remaining})>{operands}")
-        return Tile(offset, size)
+        return Tile(offset, size, size if width is None else width)
 
     # ------------------------------------------------------------ graph walk
     def visit_graph(self, graph_id: int, inputs: Sequence[Value] = ()) -> list[Any]:
@@ -258,6 +265,37 @@ class IRVisitor:
         except Exception as err:  # noqa: BLE001 - every failure names the node
             raise LoweringError(node, f"{type(err).__name__}: {err}") from err
 
+    def val(self, node: fx.Node) -> Any:
+        """The node's meta value with every block-size dim at its configured width: tile
+        values have the static block shape (`tensor<16x128xf32>`), as in Helion."""
+        if node not in self.static_vals:
+            self.static_vals[node] = self.static_meta(node.meta.get("val"))
+        return self.static_vals[node]
+
+    def static_meta(self, val: Any) -> Any:
+        if isinstance(val, (list, tuple)):
+            return type(val)(self.static_meta(x) for x in val)
+        if not isinstance(val, torch.Tensor):
+            return val
+        shape = [self.static_size(s) for s in val.shape]
+        if all(a is b for a, b in zip(shape, val.shape)):  # `==` would guard on SymInt hints
+            return val
+        with val.fake_mode:
+            return torch.empty(shape, dtype=val.dtype)
+
+    def static_size(self, size: Any) -> Any:
+        """A SymInt of block sizes only, as an int (the configured widths); else as is."""
+        if not isinstance(size, torch.SymInt):
+            return size
+        expr = size.node.expr
+        widths = {}
+        for sym in expr.free_symbols:
+            origin = self.ctx.origin(sym)
+            if not isinstance(origin, BlockSizeOrigin) or origin.block_id not in self.ctx.block_size_values:
+                return size
+            widths[sym] = self.ctx.block_size_values[origin.block_id]
+        return int(expr.xreplace(widths))
+
     def value(self, arg: Any) -> Value:
         """The SSA value of a node argument."""
         found = self.node_values.get(arg) if isinstance(arg, fx.Node) else None
@@ -279,14 +317,6 @@ class IRVisitor:
             return self.builder.index(arg)
         expr = arg.node.expr if isinstance(arg, torch.SymInt) else arg
         return symbols.emit_expr(self, sympy.sympify(expr))
-
-    def scalar_index(self, node: fx.Node) -> str:
-        """A SymInt used as a number (not a shape): a block var is the configured block
-        size (tile.block_size), even on a partial last tile."""
-        origin = self.ctx.origin(node.meta["val"].node.expr)
-        if isinstance(origin, BlockSizeOrigin) and origin.block_id in self.block_size_ssa:
-            return self.block_size_ssa[origin.block_id]
-        return self.index_value(node)
 
     def extract_index(self, value: Value, name: str) -> str:
         """A 0-d integer tensor (a data-dependent loop bound) as an index."""
@@ -339,15 +369,19 @@ class IRVisitor:
         return self.tiles[block_id]
 
     def block_value(self, block_id: int) -> str:
-        """Inside a loop over the block: the exact tile size; a persistent rdim: its extent."""
+        """The block's width: its configured size; without one, the active tile's width,
+        or a persistent rdim's extent."""
+        if block_id in self.block_size_ssa:
+            return self.block_size_ssa[block_id]
         if block_id in self.tiles:
-            return self.tiles[block_id].size
+            return self.as_index(self.tiles[block_id].width)
         info = self.ctx.block_sizes[block_id]
         if info.reduction:
             return self.index_value(info.size)
-        if block_id not in self.block_size_ssa:
-            raise HelionMLIRError(f"block {block_id} has no constant block size in this config")
-        return self.block_size_ssa[block_id]
+        raise HelionMLIRError(f"block {block_id} has no constant block size in this config")
+
+    def as_index(self, value: str | int) -> str:
+        return self.builder.index(value) if isinstance(value, int) else value
 
     def scalar_arg_as_index(self, name: str) -> str:
         arg = self.scalar_arg(name)
@@ -362,7 +396,8 @@ class IRVisitor:
 
     def tile_of(self, arg: Any) -> Tile | None:
         """The tile a block-size SymInt (or a node of one) denotes: the active tile of its
-        block, or the whole extent of a persistent rdim."""
+        block, a persistent rdim's whole extent (padded to its width), or a block used as
+        a plain size (every lane in range)."""
         val = arg.meta.get("val") if isinstance(arg, fx.Node) else arg
         if not isinstance(val, torch.SymInt):
             return None
@@ -371,7 +406,30 @@ class IRVisitor:
             return None
         if origin.block_id in self.tiles:
             return self.tiles[origin.block_id]
-        return Tile(self.builder.index(0), self.block_value(origin.block_id))
+        info = self.ctx.block_sizes[origin.block_id]
+        width = self.ctx.block_size_values.get(origin.block_id)
+        if info.reduction:
+            extent = info.size if isinstance(info.size, int) else self.index_value(info.size)
+            return Tile(0, extent, extent if width is None else width)
+        size = self.block_value(origin.block_id) if width is None else width
+        return Tile(0, size, size)
+
+    def masked_dims(self, val: Any) -> list[tuple[int, str | int]]:
+        """(dim, in-range size) of each dim of a tile value whose lanes may be padding:
+        read off the symbolic meta, whose dims are block-size SymInts."""
+        shape = getattr(val, "shape", ())
+        found = []
+        for dim, size in enumerate(shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            origin = self.ctx.origin(size.node.expr)
+            if not isinstance(origin, BlockSizeOrigin):
+                continue
+            if origin.block_id in self.tiles or self.ctx.block_sizes[origin.block_id].reduction:
+                tile = self.tile_of(size)
+                if tile.padded:
+                    found.append((dim, tile.size))
+        return found
 
     def tensor_dim(self, value: Value, dim: int) -> str:
         ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_dim{dim}")
@@ -398,24 +456,25 @@ class IRVisitor:
         """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
         args, kwargs = restored_args(node)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
-        return self.emit_torch_op(node.name, node.target, args, kwargs, node.meta["val"])
+        return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
 
     def emit_torch_op(self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> Any:
         by_node: dict[object, torch_mlir_helper.Operand] = {}
 
-        def operand(arg: Any, in_list: bool = False) -> Any:
+        def operand(arg: Any) -> Any:
             if isinstance(arg, TypedValue):
                 key = arg.value.ssa
                 if key not in by_node:
                     by_node[key] = torch_mlir_helper.Operand(arg.val, arg.value.ssa, arg.value.type)
                 return by_node[key]
+            if isinstance(arg, fx.Node) and isinstance(width := self.static_size(arg.meta.get("val")), int):
+                return width
             if isinstance(arg, fx.Node):
-                key = (arg, in_list)
-                if key not in by_node:
-                    by_node[key] = self.torch_operand(arg, as_shape=in_list)
-                return by_node[key]
+                if arg not in by_node:
+                    by_node[arg] = self.torch_operand(arg)
+                return by_node[arg]
             if isinstance(arg, (list, tuple)):
-                return type(arg)(operand(a, True) for a in arg)
+                return type(arg)(operand(a) for a in arg)
             return arg
 
         op_args = [operand(a) for a in args]
@@ -433,7 +492,7 @@ class IRVisitor:
     def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
         """One torch op inside a rule: operands are nodes or TypedValues; the result's
         meta comes from running the op on the operands' FakeTensors."""
-        meta = lambda a: a.val if isinstance(a, TypedValue) else a.meta["val"] if isinstance(a, fx.Node) else a  # noqa: E731
+        meta = lambda a: a.val if isinstance(a, TypedValue) else self.val(a) if isinstance(a, fx.Node) else a  # noqa: E731
         fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
         return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
 
@@ -448,17 +507,17 @@ class IRVisitor:
         return ssa
 
     def typed(self, node: fx.Node) -> TypedValue:
-        return TypedValue(self.value(node), node.meta["val"])
+        return TypedValue(self.value(node), self.val(node))
 
-    def torch_operand(self, node: fx.Node, as_shape: bool = False) -> torch_mlir_helper.Operand:
-        """A node as an op operand. A SymInt in a size list is a shape (the exact tile);
-        on its own it is a number (a block var is then the configured block size)."""
-        val = node.meta["val"]
+    def torch_operand(self, node: fx.Node) -> torch_mlir_helper.Operand:
+        """A node as an op operand (a block-size SymInt is the block's width, as a shape
+        and as a number)."""
+        val = self.val(node)
         if isinstance(val, torch.Tensor):
             v = self.value(node)
             return torch_mlir_helper.Operand(val, v.ssa, v.type)
         if isinstance(val, torch.SymInt):
-            return torch_mlir_helper.Operand(val, self.index_value(node) if as_shape else self.scalar_index(node), "index")
+            return torch_mlir_helper.Operand(val, self.index_value(node), "index")
         if isinstance(val, torch.SymFloat):
             return torch_mlir_helper.Operand(val, self.scalar_float(val), "f64")
         raise HelionMLIRError(f"operand {node.name} of type {type(val).__name__} is not supported")

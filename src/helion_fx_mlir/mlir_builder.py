@@ -1,12 +1,14 @@
-"""MLIRBuilder: indented MLIR text emission with stable SSA names, plus type helpers."""
+"""MLIRBuilder: indented MLIR text emission with stable SSA names, plus type and literal helpers."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+from torch_mlir import ir
+
+from .dialects import mlir_context
 
 _ELEMENT_TYPES: dict[torch.dtype, str] = {
     torch.float32: "f32",
@@ -22,7 +24,6 @@ _ELEMENT_TYPES: dict[torch.dtype, str] = {
     torch.float8_e4m3fn: "f8E4M3FN",
     torch.float8_e5m2: "f8E5M2",
 }
-_BITS_AS_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def torch_dtype_to_mlir_element_type(dtype: torch.dtype) -> str:
@@ -44,22 +45,39 @@ def format_tensor_type(shape: Sequence[object], element_type: str) -> str:
     return f"tensor<{dims}{element_type}>"
 
 
-def format_float(value: float, dtype: torch.dtype) -> str:
-    """A float literal MLIR parses back to the same bits of `dtype` (hex for inf/nan)."""
-    rounded = torch.tensor(value, dtype=dtype)
-    if math.isfinite(float(rounded)):
-        return repr(float(rounded))
-    bits = rounded.view(_BITS_AS_INT[dtype.itemsize]).item() & ((1 << (8 * dtype.itemsize)) - 1)
-    return f"0x{bits:0{2 * dtype.itemsize}X}"
-
-
 def format_scalar(value: object, dtype: torch.dtype) -> str:
-    """The attribute text of a scalar constant of `dtype`."""
+    """The value of a scalar constant of `dtype` as `MLIRBuilder.constant` reads it."""
     if dtype == torch.bool:
         return "true" if value else "false"
     if dtype.is_floating_point:
-        return format_float(float(value), dtype)
+        return repr(float(value))
     return str(int(value))
+
+
+def literal(value: bool | int | float | str, mlir_type: str) -> str:
+    """The typed attribute text MLIR's own printer writes for `value` ('0x7F800000 : f32',
+    '9.99999974E-6 : f32', 'true', '3 : index'): every MLIR parser reads it back, while
+    Python spellings ('inf', '1e-05', 'true : i1') are not MLIR. A str is a Python literal
+    ('inf', '-0.0', '7') or 'true'/'false'."""
+    with mlir_context(), ir.Location.unknown():
+        ty = ir.Type.parse(mlir_type)
+        if isinstance(ty, ir.FloatType):
+            return str(ir.FloatAttr.get(ty, float(value)))
+        return str(ir.IntegerAttr.get(ty, _integer(value, ty)))
+
+
+def _integer(value: bool | int | str, ty: ir.Type) -> int:
+    """An integer checked against the type's width: the bindings would silently wrap it."""
+    word = {"true": 1, "false": 0}.get(value) if isinstance(value, str) else None
+    number = int(value) if word is None else word
+    if isinstance(ty, ir.IndexType):
+        return number
+    width = ir.IntegerType(ty).width
+    if width == 1:
+        return int(bool(number))
+    if not -(1 << (width - 1)) <= number < (1 << width):
+        raise ValueError(f"{value} does not fit in {ty}")
+    return number
 
 
 @dataclass
@@ -130,11 +148,12 @@ class MLIRBuilder:
             self._hoisted[rhs] = name
         return self._hoisted[rhs]
 
-    def constant(self, value: str, mlir_type: str, hint: str) -> str:
-        return self.hoist(f"arith.constant {value} : {mlir_type}", hint)
+    def constant(self, value: bool | int | float | str, mlir_type: str, hint: str) -> str:
+        """A hoisted arith.constant; the literal is printed by the bindings (see `literal`)."""
+        return self.hoist(f"arith.constant {literal(value, mlir_type)}", hint)
 
     def index(self, value: int) -> str:
-        return self.constant(str(value), "index", f"c{value}" if value >= 0 else f"c_neg{-value}")
+        return self.constant(value, "index", f"c{value}" if value >= 0 else f"c_neg{-value}")
 
     def emit_module_start(self, attrs: dict[str, str]) -> None:
         body = ", ".join(f"{k} = {v}" for k, v in attrs.items())

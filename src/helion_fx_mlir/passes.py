@@ -205,6 +205,28 @@ def reject_tm_tensor_ops(module: ir.Module) -> None:
             "which the CPU pipeline cannot bufferize; it has no lowering here" for op in found])
 
 
+INTEGER_DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
+                     "arith.ceildivsi", "arith.ceildivui"}
+
+
+def guard_integer_division(module: ir.Module) -> None:
+    """Integer division and remainder by a divisor that is not a constant divide by 1 where
+    it is 0: x86 traps on it (SIGFPE ends the user's process), and padded tile lanes hold 0.
+    Eager PyTorch raises there; the lanes that divide by 0 get an unspecified value."""
+    with mlir_context():
+        for op in _ops_named(module, INTEGER_DIVISIONS):
+            divisor = op.operands[1]
+            if not isinstance(divisor.owner, ir.OpView) or divisor.owner.name != "arith.constant":
+                with ir.InsertionPoint(op), op.location:
+                    zero = arith.ConstantOp(divisor.type, 0).result
+                    one = arith.ConstantOp(divisor.type, 1).result
+                    is_zero = arith.CmpIOp(arith.CmpIPredicate.eq, divisor, zero).result
+                    safe = arith.SelectOp(is_zero, one, divisor).result
+                    guarded = ir.Operation.create(op.name, results=[op.results[0].type], operands=[op.operands[0], safe])
+                op.results[0].replace_all_uses_with(guarded.results[0])
+                op.erase()
+
+
 # A lowering step: a textual pass pipeline or a rewrite through the bindings.
 PipelineStep = str | Callable[[ir.Module], None]
 
@@ -216,7 +238,7 @@ def linalg_steps() -> tuple[PipelineStep, ...]:
 
 def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     """Kernel MLIR -> LLVM dialect: linalg, then the rewrites LLVM needs, then the pipeline."""
-    return (*linalg_steps(), reject_tm_tensor_ops, split_half_conversions, expand_fp8_extensions,
+    return (*linalg_steps(), reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
             expand_fp8_truncations, emit_c_interface, LINALG_TO_LLVM_CHECKED if bounds_checks else LINALG_TO_LLVM)
 
 

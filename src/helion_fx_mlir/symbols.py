@@ -58,7 +58,7 @@ def _tile_begin(v: IRVisitor, origin: GridOrigin) -> str:
 
 def _tile_end(v: IRVisitor, origin: TileEndOrigin) -> str:
     tile = v.active_tile(origin.block_id)
-    return v.emit_index_op("arith.addi", tile.offset, tile.size, f"block{origin.block_id}_end")
+    return v.emit_index_op("arith.addi", tile.offset, v.as_index(tile.size), f"block{origin.block_id}_end")
 
 
 def _tile_id(v: IRVisitor, origin: TileIdOrigin) -> str:

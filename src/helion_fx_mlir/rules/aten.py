@@ -13,7 +13,7 @@ from ..errors import LoweringError
 from ..ir_values import TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..stripped_args import restored_args
 from .compute import accumulate_dtype, dim_size, insert_along
-from .memory import arange, fake_empty
+from .memory import arange, fake_empty, tile_lanes
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -43,7 +43,7 @@ def scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
 def tensor_form(v: IRVisitor, node: fx.Node, target: Any, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """`target` on the node's first two operands as tensors of the result dtype (scalars as
     0-d tensors), with its remaining arguments unchanged."""
-    result = node.meta["val"]
+    result = v.val(node)
     operands = [as_tensor(v, f"{node.name}_operand{i}", arg, result) for i, arg in enumerate(args[:2])]
     return v.torch_call(node.name, target, *operands, *args[2:], **kwargs).value
 
@@ -77,7 +77,7 @@ def byte_scalar_operand(v: IRVisitor, node: fx.Node) -> Value:
 def byte_div(v: IRVisitor, node: fx.Node) -> Value:
     """On int8/uint8: torch.aten.div.Tensor_mode in i32, cast back (torch-to-linalg has no
     8-bit integer division; the i32 quotient wraps back as eager's does); else unchanged."""
-    result = node.meta["val"]
+    result = v.val(node)
     if result.dtype not in BYTES:
         return v.aten_compute(node)
     args, kwargs = restored_args(node)
@@ -139,7 +139,7 @@ def signbit(v: IRVisitor, node: fx.Node) -> Value:
 def copysign(v: IRVisitor, node: fx.Node) -> Value:
     """torch.aten.where(signbit(other), -|self|, |self|) in the result dtype."""
     args, _ = restored_args(node)
-    result = node.meta["val"]
+    result = v.val(node)
     magnitude = v.torch_call(f"{node.name}_abs", aten.abs.default, as_tensor(v, f"{node.name}_self", args[0], result))
     negative = v.torch_call(f"{node.name}_neg", aten.neg.default, magnitude)
     sign = sign_bit(v, f"{node.name}_sign", as_tensor(v, f"{node.name}_other", args[1], result))
@@ -174,7 +174,7 @@ def integer_pow(v: IRVisitor, node: fx.Node) -> Value:
     """On integer tensors: torch.aten.mul by repeated squaring (torch-to-linalg has no
     integer pow); a float result pows the input cast to it; float inputs are unchanged."""
     args, _ = restored_args(node)
-    x, exponent, result = v.typed(args[0]), args[1], node.meta["val"]
+    x, exponent, result = v.typed(args[0]), args[1], v.val(node)
     if x.val.dtype.is_floating_point or x.val.dtype == torch.bool:
         return v.aten_compute(node)
     if result.dtype.is_floating_point:
@@ -234,9 +234,11 @@ def topk(v: IRVisitor, node: fx.Node) -> list[Value]:
     x = v.typed(args["self"])
     dim, largest = args["dim"] % x.val.dim(), bool(args["largest"])
     k = args["k"]
-    upper = v.scalar_index(k) if isinstance(k, fx.Node) else v.builder.index(k)
+    upper = v.index_value(k) if isinstance(k, fx.Node) else v.builder.index(k)
     positions = axis_positions(v, f"{node.name}_pos", x, dim)
-    available = v.torch_call(f"{node.name}_all", aten.ones_like.default, x, dtype=torch.bool)
+    available = tile_lanes(v, f"{node.name}_all", args["self"].meta["val"])  # padding is never taken
+    if available is None:
+        available = v.torch_call(f"{node.name}_all", aten.ones_like.default, x, dtype=torch.bool)
     pick = aten.amax.default if largest else aten.amin.default
     fill = as_tensor(v, f"{node.name}_fill", extreme(x.val.dtype, largest), x.val)
     past_end = as_tensor(v, f"{node.name}_past_end", torch.iinfo(torch.int64).max, positions.val)
@@ -255,7 +257,7 @@ def topk(v: IRVisitor, node: fx.Node) -> list[Value]:
                 v.torch_call(f"{node.name}_left", aten.logical_and.default, avail, others)]
 
     inits = [empty_like(v, f"{node.name}_{part}_init", meta, x, {dim: upper})
-             for part, meta in zip(("values", "indices"), node.meta["val"])]
+             for part, meta in zip(("values", "indices"), v.val(node))]
     results = v.emit_scf_for(node.name, v.builder.index(0), upper, [*inits, available], body)
     return [r.value for r in results[:2]]
 

@@ -29,7 +29,7 @@ def dot(v: IRVisitor, node: fx.Node) -> Value:
     """torch.aten.mm/bmm on operands cast to the accumulator type, + acc, cast to the result."""
     a, b = node.args[0], node.args[1]
     acc = node.args[2] if len(node.args) > 2 else node.kwargs.get("acc")
-    result = node.meta["val"]
+    result = v.val(node)
     compute = accumulate_dtype(result.dtype)
     lhs = v.convert(v.typed(a), compute, f"{node.name}_lhs")
     rhs = v.convert(v.typed(b), compute, f"{node.name}_rhs")
@@ -115,15 +115,15 @@ def reduce(v: IRVisitor, node: fx.Node) -> Any:
     results = v.emit_scf_for(node.name, v.builder.index(1), dim_size(v, inputs[0], dim), accs, body)
     if not keep_dims:
         results = [v.torch_call(f"{node.name}_squeeze", torch.ops.aten.squeeze.dim, r, dim) for r in results]
-    values = [v.coerce(r.value, mlir_type(val)) for r, val in zip(results, _metas(node))]
+    values = [v.coerce(r.value, mlir_type(val)) for r, val in zip(results, _metas(v, node))]
     return values if isinstance(x, (list, tuple)) else values[0]
 
 
-def _metas(node: fx.Node) -> list[Any]:
+def _metas(v: IRVisitor, node: fx.Node) -> list[Any]:
     """Result metas; a tuple reduce keeps them on its getitem users only."""
-    val = node.meta.get("val")
+    val = v.val(node)
     if val is None:
-        items = sorted((u.args[1], u.meta["val"]) for u in node.users if u.target is operator.getitem)
+        items = sorted((u.args[1], v.val(u)) for u in node.users if u.target is operator.getitem)
         return [meta for _, meta in items]
     return list(val) if isinstance(val, (list, tuple)) else [val]
 

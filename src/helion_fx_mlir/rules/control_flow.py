@@ -71,7 +71,7 @@ def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
     carried = [] if rolled else carried_args(node, args, len(outputs))
     partials = [k for k, out in enumerate(outputs) if rolled and _rolled_target(out) in ROLLED_COMBINES]
     stored = v.ctx.stored_tensors(graph_id)
-    inits = [v.coerce(v.value(args[j]), mlir_type(placeholders[j].meta["val"])) for j in carried]
+    inits = [v.coerce(v.value(args[j]), mlir_type(v.val(placeholders[j]))) for j in carried]
     inits += [_identity(v, outputs[k]) for k in partials]
     inits += [v.tensor_state[t] for t in stored]
     names = [placeholders[j].name for j in carried] + [f"{outputs[k].name}_acc" for k in partials] + [f"{t}_iter" for t in stored]
@@ -116,13 +116,13 @@ def _rolled_target(partial: fx.Node) -> Any:
 
 def _identity(v: IRVisitor, partial: fx.Node) -> Value:
     _, identity = ROLLED_COMBINES[_rolled_target(partial)]
-    val = partial.meta["val"]
+    val = v.val(partial)
     return emit_full(v, f"{partial.name}_init", list(val.shape), identity, val.dtype, mlir_type(val))
 
 
 def _combine(v: IRVisitor, partial: fx.Node, acc: Value, chunk: Value) -> Value:
     combine, _ = ROLLED_COMBINES[_rolled_target(partial)]
-    val = partial.meta["val"]
+    val = v.val(partial)
     return v.torch_call(f"{partial.name}_acc", combine, TypedValue(acc, val), TypedValue(chunk, val)).value
 
 
@@ -152,7 +152,7 @@ def _pair_type(v: IRVisitor, node: fx.Node, pair: tuple[BranchSide, BranchSide])
     """A merged variable's type: that of the new value a branch assigns it."""
     side = 0 if isinstance(pair[0], int) else 1
     outputs = v.ctx.graphs[node.args[1 + side]].graph.output_node().args[0]
-    return mlir_type(outputs[pair[side]].meta["val"])
+    return mlir_type(v.val(outputs[pair[side]]))
 
 
 def _stored_in_branches(v: IRVisitor, then_id: int, else_id: int) -> list[str]:
@@ -221,7 +221,7 @@ def while_loop(v: IRVisitor, node: fx.Node) -> list[Value]:
     writes = carried_args(node, args, len(outputs))
     stored = v.ctx.stored_tensors(body_id)
     placeholders = [n for n in v.ctx.graphs[body_id].graph.nodes if n.op == "placeholder"]
-    inits = [v.coerce(v.value(a), mlir_type(p.meta["val"])) for a, p in zip(args, placeholders, strict=True)]
+    inits = [v.coerce(v.value(a), mlir_type(v.val(p))) for a, p in zip(args, placeholders, strict=True)]
     inits += [v.tensor_state[t] for t in stored]
     types = ", ".join(i.type for i in inits)
     b = v.builder

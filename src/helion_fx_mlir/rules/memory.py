@@ -27,16 +27,26 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Access:
-    """A resolved index into a host tensor: the slice, and where unit dims are inserted."""
+    """A resolved index into a host tensor: the slice, and where unit dims are inserted.
+
+    The slice covers the in-range lanes (`valid_type`); the value has the tile's static
+    block shape (`tile_type`): loads pad the rest with 0, stores write only the slice."""
 
     name: str
     parts: list[Slice]
     owners: list[Any]  # the index entry of each result dim (None: a newaxis), for expand_dims
-    tile_type: str  # the slice's type, without the newaxis dims
+    valid_type: str  # the slice's type
+    tile_type: str  # the value's type, without the newaxis dims
     result_type: str  # the type Helion gives the access (with newaxis dims)
 
+    @property
+    def padded(self) -> bool:
+        return self.valid_type != self.tile_type
 
-def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -> Access:
+
+def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtype: torch.dtype | None = None) -> Access:
+    """Resolve `index` for a value whose symbolic meta is `sym_val` (block-size dims),
+    of `dtype` (default: the meta's)."""
     name = host_ref(v, node)
     shape = v.ctx.tensor_arg(name).shape
     entries = [e for e in index if e is not None]
@@ -44,7 +54,7 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
         raise LoweringError(node, f"index {list(index)} has more entries than the tensor has dims")
     entries += [slice(None)] * (len(shape) - len(entries))
     owners = _dim_owners(v, index, len(shape))
-    kept_sizes = iter([size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None])
+    kept_sizes = iter([size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None])
     parts = []
     for dim, entry in enumerate(entries):
         part = _slice(v, node, entry, shape[dim])
@@ -52,12 +62,13 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -
         if entry == slice(None) and (tile := v.looped_tile(size)) is not None:
             part = Slice(tile.offset, tile.size, True)  # a rolled reduction's current chunk
         parts.append(part)
-    result_type = mlir_type(result_val)
-    owners = _dim_owners(v, index, len(shape))
+    elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
+    result_type = f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(v.static_meta(sym_val))))}{elt}>"
     dims = [d for owner, d in zip(owners, tensor_dims(result_type), strict=True) if owner is not None]
-    elt = torch_dtype_to_mlir_element_type(result_val.dtype)
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)
-    return Access(name, parts, owners, tile_type, result_type)
+    kept = [p for p in parts if p.keep]
+    valid = [p.size if isinstance(p.size, int) and d != "?" else None for p, d in zip(kept, dims, strict=True)]
+    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type)
 
 
 def _is_tensor_index(entry: Any) -> bool:
@@ -185,13 +196,21 @@ def whole(v: IRVisitor, node: fx.Node) -> TypedValue:
     return TypedValue(v.tensor_state[host_ref(v, node)], node.args[0].meta["val"])
 
 
-def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, name: str, mask: Any = None) -> Value:
-    """torch.aten.index.Tensor with one broadcast index tensor per dim; masked-off lanes
-    read element 0 instead of an index that may be out of bounds."""
+def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, mask: Any = None) -> Value:
+    """torch.aten.index.Tensor with one broadcast index tensor per dim. Lanes that are
+    tile padding or that an extra_mask turns off read element 0 instead of an index that
+    may be out of bounds, and give 0."""
+    result_val = v.static_meta(sym_val)
     indices = index_tensors(v, node, index, result_val)
+    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     if mask is not None:
         indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices]
+    if lanes is not None:
+        indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, lanes) for t in indices]
     got = v.torch_call(name, torch.ops.aten.index.Tensor, whole(v, node), indices)
+    if lanes is not None:
+        zero = v.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, got)
+        got = v.torch_call(f"{name}_in_range", torch.ops.aten.where.self, lanes, got, zero)
     if None not in index:
         return v.coerce(got.value, mlir_type(result_val))
     owners = _dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape))
@@ -200,13 +219,18 @@ def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any, n
     return expand_dims(v, name, tile, owners, mlir_type(result_val))
 
 
-def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue, combine: Any, name: str,
-            mask: Any = None) -> None:
+def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue, sym_val: Any, combine: Any,
+            name: str, mask: Any = None) -> None:
     """A loop nest over the value's elements: dest[idx(p)] = combine(dest[idx(p)], value[p])
-    (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes an
-    extra_mask turns off write nothing: their indices may be out of bounds."""
+    (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes that
+    are tile padding or that an extra_mask turns off write nothing: their indices may be
+    out of bounds."""
     indices = [t.value for t in index_tensors(v, node, index, value.val)]
-    lanes = None if mask is None else mask_lanes(v, name, mask, value)
+    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
+    if mask is not None:
+        extra = mask_lanes(v, name, mask, value)
+        lanes = extra if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, extra)
+    lanes = None if lanes is None else lanes.value
     dest = v.tensor_state[host_ref(v, node)]
     b = v.builder
     dims = tensor_dims(value.value.type)
@@ -275,20 +299,50 @@ def _element_op(combine: Any, elt: str) -> str:
 
 
 def read(v: IRVisitor, acc: Access, name: str) -> Value:
-    """extract_slice of the tensor's current value, then unit dims for None entries."""
+    """extract_slice of the in-range lanes of the tensor's current value, tensor.pad with
+    0 to the tile's block shape, then unit dims for None entries."""
     source = v.tensor_state[acc.name]
-    ssa = v.builder.fresh(name if acc.tile_type == acc.result_type else f"{name}_tile")
-    v.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.tile_type)} : {source.type} to {acc.tile_type}")
-    tile = Value(ssa, acc.tile_type)
+    plain = acc.tile_type == acc.result_type and not acc.padded
+    ssa = v.builder.fresh(name if plain else f"{name}_valid" if acc.padded else f"{name}_tile")
+    v.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.valid_type)} : {source.type} to {acc.valid_type}")
+    tile = Value(ssa, acc.valid_type)
+    if acc.padded:
+        tile = pad(v, name if acc.tile_type == acc.result_type else f"{name}_tile", tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
     if acc.tile_type == acc.result_type:
         return tile
     return expand_dims(v, name, tile, acc.owners, acc.result_type)
 
 
+def pad(v: IRVisitor, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
+    """tensor.pad with 0 at the high end of each dim, from `sizes` lanes to `ty`'s width."""
+    b = v.builder
+    elt = element_type(ty)
+    highs = []
+    for size, width in zip(sizes, tensor_dims(ty), strict=True):
+        if isinstance(size, int) or width == "?":
+            highs.append(str(int(width) - size) if isinstance(size, int) and width != "?" else "0")
+        else:
+            highs.append(v.emit_index_op("arith.subi", b.index(int(width)), size, f"{name}_pad"))
+    zero = b.constant("false" if elt == "i1" else "0.0" if elt.startswith(("f", "bf")) else "0", elt, "zero")
+    ivs = ", ".join(f"{b.fresh(f'{name}_i{d}')}: index" for d in range(len(highs)))
+    ssa = b.fresh(name)
+    lows = ", ".join("0" for _ in highs)
+    b.emit(f"{ssa} = tensor.pad {value.ssa} low[{lows}] high[{', '.join(highs)}] {{\n^bb0({ivs}):\n"
+           f"  tensor.yield {zero} : {elt}\n}} : {value.type} to {ty}")
+    return Value(ssa, ty)
+
+
 def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
-    """Store a tile-shaped value (no newaxis dims) into the tensor's current value."""
+    """Store the in-range lanes of a tile-shaped value (no newaxis dims) into the
+    tensor's current value."""
     dest = v.tensor_state[acc.name]
     value = v.coerce(value, acc.tile_type)
+    if acc.padded:
+        valid = v.builder.fresh(f"{name}_valid")
+        zeros = [0] * len(tensor_dims(acc.tile_type))
+        part = slice_syntax(v, [Slice(z, p.size, True) for z, p in zip(zeros, [p for p in acc.parts if p.keep])], acc.valid_type)
+        v.builder.emit(f"{valid} = tensor.extract_slice {value.ssa}{part} : {value.type} to {acc.valid_type}")
+        value = Value(valid, acc.valid_type)
     where = slice_syntax(v, acc.parts, value.type)
     if v.parallel_stores is not None:
         v.parallel_stores.append(f"tensor.parallel_insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
@@ -307,10 +361,37 @@ def masked(v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedVa
     return v.torch_call(f"{name}_masked", torch.ops.aten.where.self, mask, value, other)
 
 
-def mask_lanes(v: IRVisitor, name: str, mask: fx.Node, value: TypedValue) -> Value:
+def mask_lanes(v: IRVisitor, name: str, mask: fx.Node, value: TypedValue) -> TypedValue:
     """The extra_mask broadcast to the value's shape (one i1 per scattered element)."""
     every = v.torch_call(f"{name}_every", torch.ops.aten.ones_like.default, value, dtype=torch.bool)
-    return v.torch_call(f"{name}_lanes", torch.ops.aten.logical_and.default, v.typed(mask), every).value
+    return v.torch_call(f"{name}_lanes", torch.ops.aten.logical_and.default, v.typed(mask), every)
+
+
+def tile_lanes(v: IRVisitor, name: str, sym_val: Any) -> TypedValue | None:
+    """An i1 tensor of the value's block shape, true on the lanes inside every tile's
+    extent (tensor.generate comparing each lane index with the in-range size); None
+    when no dim can hold padding."""
+    dims = v.masked_dims(sym_val)
+    if not dims:
+        return None
+    meta = fake_empty(v.static_meta(sym_val), list(v.static_meta(sym_val).shape), torch.bool)
+    ty = mlir_type(meta)
+    b = v.builder
+    ivs = [b.fresh(f"{name}_i{d}") for d in range(meta.dim())]
+    dynamic = [v.index_value(size) for size, d in zip(sym_val.shape, tensor_dims(ty)) if d == "?"]
+    body = [f"{ssa} = arith.cmpi ult, {ivs[d]}, {v.as_index(size)} : index"
+            for d, size in dims for ssa in [b.fresh(f"{name}_in{d}")]]
+    conds = [line.split(" = ")[0] for line in body]
+    result = conds[0]
+    for cond in conds[1:]:
+        result_next = b.fresh(f"{name}_all")
+        body.append(f"{result_next} = arith.andi {result}, {cond} : i1")
+        result = result_next
+    ssa = b.fresh(name)
+    inner = "".join(f"  {line}\n" for line in body)
+    b.emit(f"{ssa} = tensor.generate {', '.join(dynamic)} {{\n^bb0({', '.join(f'{i}: index' for i in ivs)}):\n"
+           f"{inner}  tensor.yield {result} : i1\n}} : {ty}")
+    return TypedValue(Value(ssa, ty), meta)
 
 
 @lowers(memory_ops.load)
@@ -325,14 +406,14 @@ def load(v: IRVisitor, node: fx.Node) -> Value:
         value = read(v, access(v, node, index, node.meta["val"]), node.name)
     if mask is None:
         return value
-    return masked(v, node.name, mask, TypedValue(value, node.meta["val"])).value
+    return masked(v, node.name, mask, TypedValue(value, v.val(node))).value
 
 
 def _index_value(v: IRVisitor, node: fx.Node, target: fx.Node, index: Sequence[Any]) -> Value:
     """Indexing a device value (tile.index[None, :]) only inserts unit dims."""
     if any(i is not None and i != slice(None) for i in index):
         raise LoweringError(node, f"indexing a device tensor with {list(index)} is not supported")
-    return expand_dims(v, node.name, v.value(target), index, mlir_type(node.meta["val"]))
+    return expand_dims(v, node.name, v.value(target), index, mlir_type(v.val(node)))
 
 
 @lowers(memory_ops.store)
@@ -343,9 +424,9 @@ def store(v: IRVisitor, node: fx.Node) -> None:
     dtype = v.ctx.tensor_arg(name).dtype
     value = v.convert(v.typed(value_node), dtype, node.name)
     if is_gather(index):
-        scatter(v, node, index, value, None, node.name, mask)
+        scatter(v, node, index, value, value_node.meta["val"], None, node.name, mask)
         return None
-    acc = access(v, node, index, value.val)
+    acc = access(v, node, index, value_node.meta["val"], dtype)
     if mask is not None:
         old = TypedValue(read(v, acc, f"{node.name}_old"), value.val)
         value = masked(v, node.name, mask, value, old)
@@ -371,12 +452,13 @@ def atomic_rmw(v: IRVisitor, node: fx.Node) -> Value:
     index, value_node = node.args[1], node.args[2]
     if is_gather(index):
         return _atomic_scatter(v, node)
-    old = TypedValue(read(v, access(v, node, index, node.meta["val"]), f"{node.name}_old"), node.meta["val"])
+    acc = access(v, node, index, node.meta["val"])
+    old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
     new = v.convert(v.typed(value_node), old.val.dtype, node.name)
     combine = ATOMIC_COMBINES[node.target]
     if combine is not None:
         new = v.torch_call(f"{node.name}_new", combine, old, new)
-    write(v, access(v, node, index, new.val), new.value, node.name)
+    write(v, acc, new.value, node.name)
     return old.value
 
 
@@ -388,7 +470,7 @@ def _atomic_scatter(v: IRVisitor, node: fx.Node) -> Value:
     combine = ATOMIC_COMBINES[node.target]
     if combine is None:
         raise LoweringError(node, "tensor-indexed atomic_xchg is not supported")
-    scatter(v, node, index, value, combine, node.name)
+    scatter(v, node, index, value, value_node.meta["val"], combine, node.name)
     return old
 
 
@@ -396,8 +478,9 @@ def _atomic_scatter(v: IRVisitor, node: fx.Node) -> Value:
 def atomic_cas(v: IRVisitor, node: fx.Node) -> Value:
     """Read-modify-write: where(old == expected, value, old) (old value returned)."""
     index, expected, value_node = node.args[1], node.args[2], node.args[3]
-    old = TypedValue(read(v, access(v, node, index, node.meta["val"]), f"{node.name}_old"), node.meta["val"])
+    acc = access(v, node, index, node.meta["val"])
+    old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
     same = v.torch_call(f"{node.name}_eq", torch.ops.aten.eq.Tensor, old, v.typed(expected))
     new = v.torch_call(f"{node.name}_new", torch.ops.aten.where.self, same, v.typed(value_node), old)
-    write(v, access(v, node, index, new.val), new.value, node.name)
+    write(v, acc, new.value, node.name)
     return old.value

@@ -11,8 +11,8 @@ from helion.language import _tracing_ops, creation_ops, view_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
-from ..stripped_args import ORIGINAL_ARGS
-from ..ir_values import HostTensorRef, Value, element_type, mlir_type, tensor_dims
+from ..stripped_args import ORIGINAL_ARGS, restored_args
+from ..ir_values import HostTensorRef, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ def _var_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
         total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
         return v.torch_call(node.name, torch.ops.aten.div.Scalar, total, float(reduced_count(v, orig))).value
     deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, v.typed(mean[0]))
+    deviation = masked_to_zero(v, f"{node.name}_dev", deviation, source.meta["val"], dims)
     square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
     return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, square, dims, keepdim).value
 
@@ -100,48 +101,152 @@ def _rolled_result(v: IRVisitor, node: fx.Node, slot: int) -> fx.Node | None:
 
 @lowers(torch.ops.aten.mean.dim)
 def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
-    """torch.aten.mean.dim; after a rolled reduction, the accumulated sum / element count."""
+    """torch.aten.mean.dim; over padded tile dims, the sum of the in-range lanes / their
+    count; after a rolled reduction, the accumulated sum / element count."""
     total = _rolled_result(v, node, 0)
-    if total is None:
-        return v.aten_compute(node)  # persistent: the stripped input is restored
-    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(total), float(reduced_count(v, node))).value
+    if total is not None:
+        return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(total), float(reduced_count(v, node))).value
+    args, _ = restored_args(node)  # persistent: the stripped input is restored
+    padded = _padded_reduction(v, node, args[0])
+    if padded is None:
+        return v.aten_compute(node)
+    x, dims, count = padded
+    keepdim = len(args) > 2 and bool(args[2])
+    total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+    return v.torch_call(node.name, torch.ops.aten.div.Tensor, total, count_tensor(v, node.name, count, 0, total)).value
 
 
 @lowers(torch.ops.aten.var.correction)
 def var_correction(v: IRVisitor, node: fx.Node) -> Value:
-    """torch.aten.var.correction; after a rolled reduction, the accumulated squared
-    deviations / (count - correction)."""
-    squares = _rolled_result(v, node, 1)
-    if squares is None:
-        return v.aten_compute(node)  # persistent: the stripped input is restored
+    """torch.aten.var.correction; over padded tile dims, two passes over the in-range
+    lanes; after a rolled reduction, the accumulated squared deviations / (count - correction)."""
     correction = node.kwargs.get("correction")
-    divisor = max(reduced_count(v, node) - (1 if correction is None else correction), 0)
-    return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(squares), float(divisor)).value
+    correction = 1 if correction is None else correction
+    squares = _rolled_result(v, node, 1)
+    if squares is not None:
+        divisor = max(reduced_count(v, node) - correction, 0)
+        return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(squares), float(divisor)).value
+    args, kwargs = restored_args(node)  # persistent: the stripped input is restored
+    padded = _padded_reduction(v, node, args[0])
+    if padded is None:
+        return v.aten_compute(node)
+    x, dims, count = padded
+    total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
+    mean = v.torch_call(f"{node.name}_mean", torch.ops.aten.div.Tensor, total, count_tensor(v, f"{node.name}_n", count, 0, total))
+    deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, mean)
+    deviation = masked_to_zero(v, f"{node.name}_dev", deviation, args[0].meta["val"], dims)
+    square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
+    squares = v.torch_call(f"{node.name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, bool(kwargs.get("keepdim")))
+    divisor = count_tensor(v, f"{node.name}_dof", count, correction, squares)
+    return v.torch_call(node.name, torch.ops.aten.div.Tensor, squares, divisor).value
 
 
-@lowers(_tracing_ops._new_var, _tracing_ops._mask_to)
+def _padded_reduction(v: IRVisitor, node: fx.Node, source: Any) -> tuple[TypedValue, list[int], str] | None:
+    """For a mean/var over dims that hold tile padding: the input with padded lanes set
+    to 0, the reduced dims and the in-range element count (index SSA); else None."""
+    if not isinstance(source, fx.Node):
+        return None
+    x = v.typed(source)
+    dims = reduced_dims(node, x.val.dim())
+    sizes = dict(v.masked_dims(source.meta["val"]))
+    if not any(d in sizes for d in dims):
+        return None
+    count = v.builder.index(1)
+    for d in dims:
+        size = v.as_index(sizes[d]) if d in sizes else v.index_value(x.val.shape[d])
+        count = v.emit_index_op("arith.muli", count, size, f"{node.name}_count")
+    return masked_to_zero(v, f"{node.name}_in", x, source.meta["val"], dims), dims, count
+
+
+def masked_to_zero(v: IRVisitor, name: str, x: TypedValue, sym_val: Any, dims: Sequence[int]) -> TypedValue:
+    """x with the padded lanes of `dims` set to 0 (so sums over them count in-range lanes only)."""
+    padded = [(d, size) for d, size in v.masked_dims(sym_val) if d in dims]
+    if not padded:
+        return x
+    return TypedValue(select_lanes(v, name, x, padded, 0), x.val)
+
+
+def count_tensor(v: IRVisitor, name: str, count: str, minus: float, like: TypedValue) -> TypedValue:
+    """max(count - minus, 0) as a 0-d float tensor (f64 for f64 values, else f32)."""
+    b = v.builder
+    ty = "f64" if like.val.dtype == torch.float64 else "f32"
+    as_int, as_float, ssa = b.fresh(f"{name}_i64"), b.fresh(f"{name}_{ty}"), b.fresh(f"{name}_count")
+    b.emit(f"{as_int} = arith.index_cast {count} : index to i64")
+    b.emit(f"{as_float} = arith.sitofp {as_int} : i64 to {ty}")
+    if minus:
+        less, floor = b.fresh(f"{name}_less"), b.fresh(f"{name}_dof")
+        b.emit(f"{less} = arith.subf {as_float}, {b.constant(format_scalar(float(minus), torch.float32), ty, 'cst')} : {ty}")
+        b.emit(f"{floor} = arith.maximumf {less}, {b.constant('0.0', ty, 'cst')} : {ty}")
+        as_float = floor
+    b.emit(f"{ssa} = tensor.from_elements {as_float} : tensor<{ty}>")
+    with like.val.fake_mode:
+        meta = torch.empty([], dtype=torch.float64 if ty == "f64" else torch.float32)
+    return TypedValue(Value(ssa, f"tensor<{ty}>"), meta)
+
+
+@lowers(_tracing_ops._new_var)
 def alias(v: IRVisitor, node: fx.Node) -> Value | None:
-    """The operand itself (nothing if the operand is an extra buffer that emitted nothing).
-
-    _new_var copies; _mask_to masks lanes past the extent, and tiles here are exact."""
+    """The operand itself (nothing if the operand is an extra buffer that emitted nothing)."""
     source = node.args[0]
     if source.target is _tracing_ops._inductor_lowering_extra and v.node_values.get(source) is None:
         return None
     return v.value(source)
 
 
+@lowers(_tracing_ops._mask_to)
+def mask_to(v: IRVisitor, node: fx.Node) -> Value | None:
+    """linalg.generic: `other` on lanes past a tile's extent, else the operand.
+
+    Each padded dim compares linalg.index with its in-range size; with no padded dim the
+    operand itself."""
+    source, other = node.args[0], node.args[1]
+    dims = v.masked_dims(source.meta.get("val"))
+    if not dims or v.node_values.get(source) is None:
+        return alias(v, node)
+    return select_lanes(v, node.name, v.typed(source), dims, other)
+
+
+def select_lanes(v: IRVisitor, name: str, typed: TypedValue, dims: Sequence[tuple[int, str | int]], other: Any) -> Value:
+    """x where every listed dim's lane index is below its in-range size, else `other`."""
+    b, x = v.builder, typed.value
+    elt = element_type(x.type)
+    rank = len(tensor_dims(x.type))
+    fill = b.constant(format_scalar(other, typed.val.dtype), elt, "cst")
+    identity = f"affine_map<({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(f'd{i}' for i in range(rank))})>"
+    lane, out = b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
+    body, conds = [], []
+    for dim, size in dims:
+        index, cond = b.fresh(f"{name}_lane{dim}"), b.fresh(f"{name}_valid{dim}")
+        body += [f"{index} = linalg.index {dim} : index", f"{cond} = arith.cmpi ult, {index}, {v.as_index(size)} : index"]
+        conds.append(cond)
+    keep = conds[0]
+    for cond in conds[1:]:
+        both = b.fresh(f"{name}_valid")
+        body.append(f"{both} = arith.andi {keep}, {cond} : i1")
+        keep = both
+    picked = b.fresh(f"{name}_lane")
+    body.append(f"{picked} = arith.select {keep}, {lane}, {fill} : {elt}")
+    ssa = b.fresh(name)
+    iterators = ", ".join('"parallel"' for _ in range(rank))
+    inner = "".join(f"  {line}\n" for line in body)
+    b.emit(f"{ssa} = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{iterators}]}} "
+           f"ins({x.ssa} : {x.type}) outs({x.ssa} : {x.type}) {{\n^bb0({lane}: {elt}, {out}: {elt}):\n"
+           f"{inner}  linalg.yield {picked} : {elt}\n}} -> {x.type}")
+    return Value(ssa, x.type)
+
+
 @lowers(creation_ops.full)
 def full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill (exact tile sizes)."""
     shape, fill, dtype = node.args[0], node.args[1], node.args[2]
-    return emit_full(v, node.name, shape, fill, dtype, mlir_type(node.meta["val"]))
+    return emit_full(v, node.name, shape, fill, dtype, mlir_type(v.val(node)))
 
 
 @lowers(torch.ops.aten.full.default)
 def aten_full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill."""
     dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
-    return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(node.meta["val"]))
+    return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(v.val(node)))
 
 
 def emit_full(v: IRVisitor, name: str, shape: Sequence[Any], fill: Any, dtype: torch.dtype, ty: str) -> Value:
@@ -163,7 +268,7 @@ def subscript(v: IRVisitor, node: fx.Node) -> Value:
     source, index = v.value(node.args[0]), node.args[1]
     if any(i is not None and i != slice(None) for i in index):
         raise LoweringError(node, f"subscript {index} is not supported (only ':' and None)")
-    return expand_dims(v, node.name, source, index, mlir_type(node.meta["val"]))
+    return expand_dims(v, node.name, source, index, mlir_type(v.val(node)))
 
 
 def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty: str) -> Value:

@@ -17,17 +17,20 @@ if TYPE_CHECKING:
 
 @lowers(tile_ops.tile_index)
 def tile_index(v: IRVisitor, node: fx.Node) -> Value:
-    """tensor.generate of begin + i (the tile's global indices)."""
+    """tensor.generate of begin + i over the tile's width (its global indices).
+
+    Lanes past the extent are masked where they are used (gathers, stores)."""
     tile = v.tile_of(node.args[0])
-    ty = mlir_type(node.meta["val"])
+    ty = mlir_type(v.val(node))
+    dynamic = v.as_index(tile.width) if "?" in ty else ""
     elt = element_type(ty)
     ssa = v.builder.fresh(node.name)
     i, pos = v.builder.fresh(f"{node.name}_i"), v.builder.fresh(f"{node.name}_pos")
     cast = v.builder.fresh(f"{node.name}_elt")
     v.builder.emit(
-        f"{ssa} = tensor.generate {tile.size} {{\n"
+        f"{ssa} = tensor.generate {dynamic} {{\n"
         f"^bb0({i}: index):\n"
-        f"  {pos} = arith.addi {tile.offset}, {i} : index\n"
+        f"  {pos} = arith.addi {v.as_index(tile.offset)}, {i} : index\n"
         f"  {cast} = arith.index_cast {pos} : index to {elt}\n"
         f"  tensor.yield {cast} : {elt}\n"
         f"}} : {ty}"
