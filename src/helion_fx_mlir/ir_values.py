@@ -51,6 +51,19 @@ class Tile:
 
 
 @dataclass(frozen=True)
+class LaneBound:
+    """Which lanes of a value's dim are in range: those below `size`; for a jagged tile,
+    those whose position (offset + lane) is below the parent tensor's element at the
+    value's lanes of `parent_dims` (the dims of the parent's tiles)."""
+
+    dim: int
+    size: str | int
+    parent: Value | None = None
+    offset: str | int = 0
+    parent_dims: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Slice:
     """One dimension of a load/store index: offset, in-range size (SSA or literal), kept
     or dropped."""

@@ -18,7 +18,7 @@ from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
 from . import rules, symbols, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
 from .dispatch import LOWERINGS
 from .errors import HelionMLIRError, LoweringError, mlir_location
-from .ir_values import Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
+from .ir_values import LaneBound, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from .lowering_context import KernelArgInfo, LoopInfo, LoweringContext, RootInfo
 from .mlir_builder import is_concrete_size
 from .stripped_args import restored_args
@@ -39,6 +39,8 @@ class IRVisitor:
         # _phi nodes after an _if are the scf.if's results.
         self.merged: dict[fx.Node, Value] = {}
         self.static_vals: dict[fx.Node, Any] = {}
+        # hl.jagged_tile loops: block id -> (parent tensor of per-row ends, its dims' block ids).
+        self.jagged_parents: dict[int, tuple[Value, list[int]]] = {}
 
     def enter_region(self) -> None:
         self.builder.push()
@@ -414,22 +416,32 @@ class IRVisitor:
         size = self.block_value(origin.block_id) if width is None else width
         return Tile(0, size, size)
 
-    def masked_dims(self, val: Any) -> list[tuple[int, str | int]]:
-        """(dim, in-range size) of each dim of a tile value whose lanes may be padding:
-        read off the symbolic meta, whose dims are block-size SymInts."""
+    def masked_dims(self, val: Any) -> list[LaneBound]:
+        """The bound of each dim of a tile value whose lanes may be padding (past the
+        extent, or past a jagged row's end): read off the symbolic meta, whose dims are
+        block-size SymInts."""
         shape = getattr(val, "shape", ())
+        blocks = [self.block_id_of(size) for size in shape]
         found = []
-        for dim, size in enumerate(shape):
-            if not isinstance(size, torch.SymInt):
+        for dim, block_id in enumerate(blocks):
+            if block_id is None or not (block_id in self.tiles or self.ctx.block_sizes[block_id].reduction):
                 continue
-            origin = self.ctx.origin(size.node.expr)
-            if not isinstance(origin, BlockSizeOrigin):
-                continue
-            if origin.block_id in self.tiles or self.ctx.block_sizes[origin.block_id].reduction:
-                tile = self.tile_of(size)
-                if tile.padded:
-                    found.append((dim, tile.size))
+            tile = self.tile_of(shape[dim])
+            if block_id in self.jagged_parents:
+                parent, parent_blocks = self.jagged_parents[block_id]
+                if any(b not in blocks for b in parent_blocks):
+                    raise HelionMLIRError(f"a jagged tile (block {block_id}) is used without its parent tile's dims")
+                found.append(LaneBound(dim, tile.size, parent, tile.offset, tuple(blocks.index(b) for b in parent_blocks)))
+            elif tile.padded:
+                found.append(LaneBound(dim, tile.size))
         return found
+
+    def block_id_of(self, size: Any) -> int | None:
+        """The block id whose size SymInt this is, else None."""
+        if not isinstance(size, torch.SymInt):
+            return None
+        origin = self.ctx.origin(size.node.expr)
+        return origin.block_id if isinstance(origin, BlockSizeOrigin) else None
 
     def tensor_dim(self, value: Value, dim: int) -> str:
         ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_dim{dim}")

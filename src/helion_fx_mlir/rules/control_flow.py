@@ -88,7 +88,12 @@ def for_loop(v: IRVisitor, node: fx.Node) -> list[Value | None]:
         return [*results, *(v.tensor_state[t] for t in stored)]
 
     kind = "affine" if all(isinstance(x, int) for x in (*begins, *ends, *(s for s in steps if s is not None))) else "scf"
+    jagged = [bid for bid in info.block_ids if v.ctx.bound_kernel.env.is_jagged_tile(bid)]
+    for bid in jagged:  # Helion passes the parent of per-row ends as the loop's first arg
+        v.jagged_parents[bid] = (v.value(args[0]), [v.block_id_of(size) for size in args[0].meta["val"].shape])
     results = v.emit_loop_nest(kind, bounds, names, inits, body)
+    for bid in jagged:
+        del v.jagged_parents[bid]
     v.tensor_state.update(zip(stored, results[n_loop:]))
     if not rolled:
         return results[: len(outputs)]

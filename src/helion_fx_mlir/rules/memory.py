@@ -19,7 +19,7 @@ from ..dispatch import lowers
 from ..errors import LoweringError
 from ..ir_values import HostTensorRef, Slice, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
-from .tensors import expand_dims
+from .tensors import expand_dims, lane_condition, select_lanes
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -369,28 +369,22 @@ def mask_lanes(v: IRVisitor, name: str, mask: fx.Node, value: TypedValue) -> Typ
 
 def tile_lanes(v: IRVisitor, name: str, sym_val: Any) -> TypedValue | None:
     """An i1 tensor of the value's block shape, true on the lanes inside every tile's
-    extent (tensor.generate comparing each lane index with the in-range size); None
-    when no dim can hold padding."""
-    dims = v.masked_dims(sym_val)
-    if not dims:
+    extent (and every jagged row); None when no dim can hold padding."""
+    bounds = v.masked_dims(sym_val)
+    if not bounds:
         return None
-    meta = fake_empty(v.static_meta(sym_val), list(v.static_meta(sym_val).shape), torch.bool)
+    like = v.static_meta(sym_val)
+    meta = fake_empty(like, list(like.shape), torch.bool)
     ty = mlir_type(meta)
     b = v.builder
-    ivs = [b.fresh(f"{name}_i{d}") for d in range(meta.dim())]
+    lanes = [b.fresh(f"{name}_i{d}") for d in range(meta.dim())]
     dynamic = [v.index_value(size) for size, d in zip(sym_val.shape, tensor_dims(ty)) if d == "?"]
-    body = [f"{ssa} = arith.cmpi ult, {ivs[d]}, {v.as_index(size)} : index"
-            for d, size in dims for ssa in [b.fresh(f"{name}_in{d}")]]
-    conds = [line.split(" = ")[0] for line in body]
-    result = conds[0]
-    for cond in conds[1:]:
-        result_next = b.fresh(f"{name}_all")
-        body.append(f"{result_next} = arith.andi {result}, {cond} : i1")
-        result = result_next
+    body: list[str] = []
+    keep = lane_condition(v, name, bounds, lanes, body)
     ssa = b.fresh(name)
     inner = "".join(f"  {line}\n" for line in body)
-    b.emit(f"{ssa} = tensor.generate {', '.join(dynamic)} {{\n^bb0({', '.join(f'{i}: index' for i in ivs)}):\n"
-           f"{inner}  tensor.yield {result} : i1\n}} : {ty}")
+    b.emit(f"{ssa} = tensor.generate {', '.join(dynamic)} {{\n^bb0({', '.join(f'{i}: index' for i in lanes)}):\n"
+           f"{inner}  tensor.yield {keep} : i1\n}} : {ty}")
     return TypedValue(Value(ssa, ty), meta)
 
 
@@ -404,6 +398,9 @@ def load(v: IRVisitor, node: fx.Node) -> Value:
         value = gather(v, node, index, node.meta["val"], node.name, mask)
     else:
         value = read(v, access(v, node, index, node.meta["val"]), node.name)
+        rows = [bound for bound in v.masked_dims(node.meta["val"]) if bound.parent is not None]
+        if rows:  # lanes past a jagged row's end read 0, as padding does
+            value = select_lanes(v, f"{node.name}_rows", TypedValue(value, v.val(node)), rows, 0)
     if mask is None:
         return value
     return masked(v, node.name, mask, TypedValue(value, v.val(node))).value
@@ -427,9 +424,13 @@ def store(v: IRVisitor, node: fx.Node) -> None:
         scatter(v, node, index, value, value_node.meta["val"], None, node.name, mask)
         return None
     acc = access(v, node, index, value_node.meta["val"], dtype)
-    if mask is not None:
+    rows = any(bound.parent is not None for bound in v.masked_dims(value_node.meta["val"]))
+    if mask is not None or rows:  # lanes off, or past a jagged row's end, keep what was there
         old = TypedValue(read(v, acc, f"{node.name}_old"), value.val)
-        value = masked(v, node.name, mask, value, old)
+        if mask is not None:
+            value = masked(v, node.name, mask, value, old)
+        if rows:
+            value = masked(v, f"{node.name}_rows", tile_lanes(v, f"{node.name}_lanes", value_node.meta["val"]), value, old)
     write(v, acc, value.value, node.name)
     return None
 

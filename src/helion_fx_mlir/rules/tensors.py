@@ -12,7 +12,7 @@ from helion.language import _tracing_ops, creation_ops, view_ops
 from ..dispatch import lowers
 from ..errors import LoweringError
 from ..stripped_args import ORIGINAL_ARGS, restored_args
-from ..ir_values import HostTensorRef, TypedValue, Value, element_type, mlir_type, tensor_dims
+from ..ir_values import HostTensorRef, LaneBound, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
 
 if TYPE_CHECKING:
@@ -148,9 +148,12 @@ def _padded_reduction(v: IRVisitor, node: fx.Node, source: Any) -> tuple[TypedVa
         return None
     x = v.typed(source)
     dims = reduced_dims(node, x.val.dim())
-    sizes = dict(v.masked_dims(source.meta["val"]))
-    if not any(d in sizes for d in dims):
+    bounds = {bound.dim: bound for bound in v.masked_dims(source.meta["val"]) if bound.dim in dims}
+    if not bounds:
         return None
+    if any(bound.parent is not None for bound in bounds.values()):
+        raise LoweringError(node, "a mean or variance over a jagged tile dim is not supported (rows have their own counts)")
+    sizes = {d: bound.size for d, bound in bounds.items()}
     count = v.builder.index(1)
     for d in dims:
         size = v.as_index(sizes[d]) if d in sizes else v.index_value(x.val.shape[d])
@@ -160,7 +163,7 @@ def _padded_reduction(v: IRVisitor, node: fx.Node, source: Any) -> tuple[TypedVa
 
 def masked_to_zero(v: IRVisitor, name: str, x: TypedValue, sym_val: Any, dims: Sequence[int]) -> TypedValue:
     """x with the padded lanes of `dims` set to 0 (so sums over them count in-range lanes only)."""
-    padded = [(d, size) for d, size in v.masked_dims(sym_val) if d in dims]
+    padded = [bound for bound in v.masked_dims(sym_val) if bound.dim in dims]
     if not padded:
         return x
     return TypedValue(select_lanes(v, name, x, padded, 0), x.val)
@@ -206,24 +209,18 @@ def mask_to(v: IRVisitor, node: fx.Node) -> Value | None:
     return select_lanes(v, node.name, v.typed(source), dims, other)
 
 
-def select_lanes(v: IRVisitor, name: str, typed: TypedValue, dims: Sequence[tuple[int, str | int]], other: Any) -> Value:
-    """x where every listed dim's lane index is below its in-range size, else `other`."""
+def select_lanes(v: IRVisitor, name: str, typed: TypedValue, bounds: Sequence[LaneBound], other: Any) -> Value:
+    """x where every bound holds for the lane (linalg.index per dim), else `other`."""
     b, x = v.builder, typed.value
     elt = element_type(x.type)
     rank = len(tensor_dims(x.type))
     fill = b.constant(format_scalar(other, typed.val.dtype), elt, "cst")
     identity = f"affine_map<({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(f'd{i}' for i in range(rank))})>"
     lane, out = b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
-    body, conds = [], []
-    for dim, size in dims:
-        index, cond = b.fresh(f"{name}_lane{dim}"), b.fresh(f"{name}_valid{dim}")
-        body += [f"{index} = linalg.index {dim} : index", f"{cond} = arith.cmpi ult, {index}, {v.as_index(size)} : index"]
-        conds.append(cond)
-    keep = conds[0]
-    for cond in conds[1:]:
-        both = b.fresh(f"{name}_valid")
-        body.append(f"{both} = arith.andi {keep}, {cond} : i1")
-        keep = both
+    lanes = [b.fresh(f"{name}_lane{d}") for d in range(rank)]
+    body = [f"{ssa} = linalg.index {d} : index" for d, ssa in enumerate(lanes)
+            if any(d == bound.dim or d in bound.parent_dims for bound in bounds)]
+    keep = lane_condition(v, name, bounds, lanes, body)
     picked = b.fresh(f"{name}_lane")
     body.append(f"{picked} = arith.select {keep}, {lane}, {fill} : {elt}")
     ssa = b.fresh(name)
@@ -233,6 +230,30 @@ def select_lanes(v: IRVisitor, name: str, typed: TypedValue, dims: Sequence[tupl
            f"ins({x.ssa} : {x.type}) outs({x.ssa} : {x.type}) {{\n^bb0({lane}: {elt}, {out}: {elt}):\n"
            f"{inner}  linalg.yield {picked} : {elt}\n}} -> {x.type}")
     return Value(ssa, x.type)
+
+
+def lane_condition(v: IRVisitor, name: str, bounds: Sequence[LaneBound], lanes: Sequence[str], body: list[str]) -> str:
+    """Append to `body` the i1 computation of 'every bound holds at `lanes`'; return it."""
+    b = v.builder
+    conds = []
+    for bound in bounds:
+        cond = b.fresh(f"{name}_valid{bound.dim}")
+        if bound.parent is None:
+            body.append(f"{cond} = arith.cmpi ult, {lanes[bound.dim]}, {v.as_index(bound.size)} : index")
+        else:
+            pos, raw, end = b.fresh(f"{name}_pos{bound.dim}"), b.fresh(f"{name}_end{bound.dim}"), b.fresh(f"{name}_row_end{bound.dim}")
+            at = ", ".join(lanes[d] for d in bound.parent_dims)
+            body += [f"{pos} = arith.addi {v.as_index(bound.offset)}, {lanes[bound.dim]} : index",
+                     f"{raw} = tensor.extract {bound.parent.ssa}[{at}] : {bound.parent.type}",
+                     f"{end} = arith.index_cast {raw} : {element_type(bound.parent.type)} to index",
+                     f"{cond} = arith.cmpi slt, {pos}, {end} : index"]
+        conds.append(cond)
+    keep = conds[0]
+    for cond in conds[1:]:
+        both = b.fresh(f"{name}_valid")
+        body.append(f"{both} = arith.andi {keep}, {cond} : i1")
+        keep = both
+    return keep
 
 
 @lowers(creation_ops.full)
