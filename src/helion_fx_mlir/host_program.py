@@ -55,12 +55,27 @@ def _eager_language() -> types.SimpleNamespace:
     return types.SimpleNamespace(**{name: _eager(getattr(hl, name)) for name in dir(hl) if not name.startswith("__")})
 
 
-def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], None]) -> Callable[..., Any]:
-    """Compile the host source against the kernel's globals and closure."""
+def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], None],
+                        config: Any = None) -> Callable[..., Any]:
+    """Compile the host source against the kernel's globals and closure; with a config,
+    `hl.register_tunable` on the host gives the config's value, as Helion's host code does."""
     fn = host_function.fn
     scope = {name: _eager(value) for name, value in fn.__globals__.items()}
     scope.update(inspect.getclosurevars(fn).nonlocals)
+    if config is not None:
+        scope = _with_tunables(scope, config)
     scope[LAUNCH] = launch
     code = compile(host_source(host_function), f"<host code of {host_function.name}>", "exec")
     exec(code, scope)  # noqa: S102 - the kernel author's own host code
     return scope[host_function.name]
+
+
+def _with_tunables(scope: dict[str, Any], config: Any) -> dict[str, Any]:
+    """`register_tunable(name, fragment)` (however the kernel's module names it) returns
+    config[name], or the fragment's default when the config has no entry."""
+    def tunable(name: str, fragment: Any) -> Any:
+        return config.config.get(name, fragment.default())
+
+    language = types.SimpleNamespace(**{**vars(_eager_language()), "register_tunable": tunable})
+    replaced = [(hl.register_tunable, tunable), (_eager(hl.register_tunable), tunable), (_eager_language(), language)]
+    return {name: next((new for old, new in replaced if value is old), value) for name, value in scope.items()}

@@ -199,7 +199,7 @@ class IRVisitor:
 
     def emit_trip_count(self, loop: LoopInfo, begin: Any, end: Any, step: Any = None) -> str:
         """ceildiv(end - begin, step); the step is the block size unless given."""
-        syms = [self.block_size_ssa[loop.block_id]]
+        syms = [self.block_value(loop.block_id)]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
         stride = "s0" if step is None else self._bound(step, syms)
         if isinstance(begin, int) and isinstance(end, int):
@@ -216,7 +216,7 @@ class IRVisitor:
         min(block, end - offset) are in range (all of them when the extent divides)."""
         b = self.builder
         width = self.ctx.block_size_values.get(loop.block_id)
-        syms = [self.block_size_ssa[loop.block_id]]
+        syms = [self.block_value(loop.block_id)]
         lo, hi = self._bound(begin, syms), self._bound(end, syms)
         stride = "s0" if step is None else self._bound(step, syms)
         sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
@@ -342,12 +342,21 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")
         return ssa
 
-    def scalar_arg(self, name: str) -> str:
-        """The func argument of a scalar kernel parameter."""
+    def scalar_arg(self, name: str, ty: str = "f64") -> str:
+        """A host scalar (kernel parameter or host variable, e.g. a block size computed from
+        a tunable) as an `i64`/`f64` value: a func argument, added on first use and read
+        from the host code's variables at launch."""
         arg = next((a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor), None)
         if arg is None:
-            raise HelionMLIRError(f"'{name}' is not a scalar argument of the kernel")
-        return arg.ssa_name
+            ssa = self.builder.add_func_arg(name, ty)
+            dtype = torch.float64 if ty == "f64" else torch.int64
+            arg = KernelArgInfo(name, len(self.ctx.kernel_args), False, dtype, (), ty, ssa, False)
+            self.ctx.kernel_args.append(arg)
+        if arg.mlir_type == ty:
+            return arg.ssa_name
+        if ty == "f64":
+            return self.builder.hoist(f"arith.sitofp {arg.ssa_name} : i64 to f64", f"{name}_f64")
+        raise HelionMLIRError(f"'{name}' is a float on the host but is used as an integer on the device")
 
     def arg_dim(self, name: str, dim: int) -> str:
         """Runtime size of a dynamic func-argument dim, read once at the top of the func."""
@@ -371,10 +380,12 @@ class IRVisitor:
         return self.tiles[block_id]
 
     def block_value(self, block_id: int) -> str:
-        """The block's width: its configured size; without one, the active tile's width,
-        or a persistent rdim's extent."""
+        """The block's size: configured, or computed by the host code (a func argument);
+        without one, the active tile's width, or a persistent rdim's extent."""
         if block_id in self.block_size_ssa:
             return self.block_size_ssa[block_id]
+        if block_id in self.ctx.host_block_sizes:
+            return self.index_value(self.ctx.host_block_sizes[block_id])
         if block_id in self.tiles:
             return self.as_index(self.tiles[block_id].width)
         info = self.ctx.block_sizes[block_id]
@@ -386,7 +397,7 @@ class IRVisitor:
         return self.builder.index(value) if isinstance(value, int) else value
 
     def scalar_arg_as_index(self, name: str) -> str:
-        arg = self.scalar_arg(name)
+        arg = self.scalar_arg(name, "i64")
         return self.builder.hoist(f"arith.index_cast {arg} : i64 to index", f"{name}_index")
 
     def looped_tile(self, size: Any) -> Tile | None:

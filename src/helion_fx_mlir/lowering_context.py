@@ -72,6 +72,7 @@ class LoweringContext:
     block_size_values: dict[int, int]
     roots: list[RootInfo]
     kernel_args: list[KernelArgInfo]
+    host_block_sizes: dict[int, Any] = field(default_factory=dict)  # block id -> SymInt the host code computes
     symbols: dict[str, str] = field(default_factory=dict)
     host_tensors: dict[str, str] = field(default_factory=dict)
 
@@ -99,6 +100,11 @@ class LoweringContext:
                 for info in bound_kernel.env.block_sizes
                 if (value := _block_size_value(info, config)) is not None
             }
+            host_block_sizes = {
+                info.block_id: value
+                for info in bound_kernel.env.block_sizes
+                if isinstance(value := info.from_config(config), torch.SymInt) and not info.reduction
+            }
             graphs = device_ir.build_codegen_graphs(config)
         block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
         facts = GraphFacts(graphs)
@@ -121,6 +127,7 @@ class LoweringContext:
             block_size_values=block_size_values,
             roots=roots,
             kernel_args=_kernel_args(bound_kernel, facts, reachable),
+            host_block_sizes=host_block_sizes,
         )
 
     def origin(self, expr: Any) -> Origin | None:

@@ -139,8 +139,9 @@ class CompiledKernel:
         return self._hosts[id(bound)][1]
 
     def add(self, bound_kernel: Any) -> None:
-        engine = cached_engine(bound_kernel, resolve_config(bound_kernel, self.config), self.bounds_checks)
-        host = build_host_function(bound_kernel.host_function, engine.run)
+        config = resolve_config(bound_kernel, self.config)
+        engine = cached_engine(bound_kernel, config, self.bounds_checks)
+        host = build_host_function(bound_kernel.host_function, engine.run, config)
         self._hosts[id(bound_kernel)] = (bound_kernel, host)
 
 

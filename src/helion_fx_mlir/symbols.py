@@ -63,7 +63,7 @@ def _tile_end(v: IRVisitor, origin: TileEndOrigin) -> str:
 
 def _tile_id(v: IRVisitor, origin: TileIdOrigin) -> str:
     tile = v.active_tile(origin.block_id)
-    return v.emit_index_op("arith.floordivsi", tile.offset, v.block_size_ssa[origin.block_id], f"block{origin.block_id}_id")
+    return v.emit_index_op("arith.floordivsi", tile.offset, v.block_value(origin.block_id), f"block{origin.block_id}_id")
 
 
 # Checked in order: subclasses (TileBegin/End/Id are GridOrigins) come first.
@@ -117,7 +117,7 @@ def emit_float_expr(v: IRVisitor, expr: sympy.Expr) -> str:
     if isinstance(expr, sympy.Symbol):
         origin = v.ctx.origin(expr)
         if isinstance(origin, NameOrigin):
-            return v.scalar_arg(origin.name)
+            return v.scalar_arg(origin.name, "f64")
         raise HelionMLIRError(f"float symbol {expr} (origin {origin}) cannot be resolved on the device")
     if isinstance(expr, sympy.Pow) and expr.exp == -1:
         one = v.builder.constant("1.0", "f64", "cst_f64")
