@@ -43,6 +43,7 @@ class Tile:
     offset: str | int
     size: str | int
     width: str | int
+    end: str | int  # offset + size never passes it: the loop's end
 
     @property
     def padded(self) -> bool:

@@ -227,12 +227,13 @@ class IRVisitor:
         offset, size = b.fresh(f"{loop.name}_offset"), b.fresh(f"{loop.name}_size")
         operands = f"({iv})[{', '.join(syms)}]"
         b.emit(f"{offset} = affine.apply affine_map<(d0)[{sym_list}] -> ({start})>{operands}")
+        bound = end if isinstance(end, int) else syms[int(hi[1:])]
         if step is not None:
             width = 1
         elif isinstance(begin, int) and isinstance(end, int) and isinstance(width, int) and (end - begin) % width == 0:
-            return Tile(offset, width, width)
+            return Tile(offset, width, width, bound)
         b.emit(f"{size} = affine.min affine_map<(d0)[{sym_list}] -> (s0, {remaining})>{operands}")
-        return Tile(offset, size, size if width is None else width)
+        return Tile(offset, size, size if width is None else width, bound)
 
     # ------------------------------------------------------------ graph walk
     def visit_graph(self, graph_id: int, inputs: Sequence[Value] = ()) -> list[Any]:
@@ -423,9 +424,9 @@ class IRVisitor:
         width = self.ctx.block_size_values.get(origin.block_id)
         if info.reduction:
             extent = info.size if isinstance(info.size, int) else self.index_value(info.size)
-            return Tile(0, extent, extent if width is None else width)
+            return Tile(0, extent, extent if width is None else width, extent)
         size = self.block_value(origin.block_id) if width is None else width
-        return Tile(0, size, size)
+        return Tile(0, size, size, size)
 
     def masked_dims(self, val: Any) -> list[LaneBound]:
         """The bound of each dim of a tile value whose lanes may be padding (past the

@@ -14,6 +14,7 @@ from ..ir_values import TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..stripped_args import restored_args
 from .compute import accumulate_dtype, dim_size, insert_along
 from .memory import arange, fake_empty, tile_lanes
+from .tensors import emit_full
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -278,3 +279,42 @@ def empty_like(v: IRVisitor, name: str, meta: torch.Tensor, x: TypedValue, sizes
     ssa = v.builder.fresh(name)
     v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {ty}")
     return TypedValue(Value(ssa, ty), meta)
+
+
+@lowers(aten.cat.default)
+def cat(v: IRVisitor, node: fx.Node) -> Value:
+    """Along a dim holding tile padding: the in-range lanes of each input, one after the
+    other (tensor.insert_slice at running offsets), in a zero-filled block-shaped result,
+    as eager's cat of the unpadded tensors; otherwise torch.aten.cat."""
+    args, _ = restored_args(node)
+    result = v.val(node)
+    dim = (args[1] if len(args) > 1 else 0) % result.dim()
+    bounds = [next((b for b in v.masked_dims(t.meta["val"]) if b.dim == dim), None) for t in args[0]]
+    if all(bound is None for bound in bounds):
+        return v.aten_compute(node)
+    if any(bound is not None and bound.parent is not None for bound in bounds):
+        raise LoweringError(node, "concatenating along a jagged tile dim is not supported")
+    out = TypedValue(emit_full(v, f"{node.name}_zeros", list(result.shape), 0, result.dtype, mlir_type(result)), result)
+    offset: str = v.builder.index(0)
+    for i, (tensor, bound) in enumerate(zip(args[0], bounds)):
+        piece = v.convert(v.typed(tensor), result.dtype, f"{node.name}_in{i}")
+        size = v.as_index(bound.size) if bound is not None else dim_size(v, piece, dim)
+        out = place_along(v, out, piece, dim, offset, size, f"{node.name}_{i}")
+        offset = v.emit_index_op("arith.addi", offset, size, f"{node.name}_offset")
+    return out.value
+
+
+def place_along(v: IRVisitor, dest: TypedValue, piece: TypedValue, dim: int, offset: str, size: str,
+                name: str) -> TypedValue:
+    """dest with piece's first `size` lanes along `dim` written at `offset` along it."""
+    b = v.builder
+    dims = tensor_dims(piece.value.type)
+    sizes = [size if d == dim else (s if s != "?" else v.tensor_dim(piece.value, d)) for d, s in enumerate(dims)]
+    part_type = f"tensor<{''.join(('?' if d == dim else s) + 'x' for d, s in enumerate(dims))}{element_type(piece.value.type)}>"
+    strides = ", ".join("1" for _ in dims)
+    part, ssa = b.fresh(f"{name}_part"), b.fresh(name)
+    zeros = ", ".join("0" for _ in dims)
+    b.emit(f"{part} = tensor.extract_slice {piece.value.ssa}[{zeros}] [{', '.join(sizes)}] [{strides}] : {piece.value.type} to {part_type}")
+    offsets = ", ".join(offset if d == dim else "0" for d in range(len(dims)))
+    b.emit(f"{ssa} = tensor.insert_slice {part} into {dest.value.ssa}[{offsets}] [{', '.join(sizes)}] [{strides}] : {part_type} into {dest.value.type}")
+    return TypedValue(Value(ssa, dest.value.type), dest.val)

@@ -17,7 +17,7 @@ from helion.language import atomic_ops, memory_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
-from ..ir_values import HostTensorRef, Slice, TypedValue, Value, element_type, mlir_type, tensor_dims
+from ..ir_values import HostTensorRef, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
 from .tensors import expand_dims, lane_condition, select_lanes
 
@@ -89,10 +89,25 @@ def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
         return Slice(idx, 1, False)
     tile = v.tile_of(idx)
     if tile is not None:
-        return Slice(tile.offset, tile.size, True)
+        return in_tensor(v, tile, extent)
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
         return Slice(v.index_value(idx), 1, False)
     raise LoweringError(node, f"index element {idx!r} is not supported")
+
+
+def in_tensor(v: IRVisitor, tile: Tile, extent: Any) -> Slice:
+    """The slice of the tile's in-range lanes that lie inside a tensor dim of `extent`: a
+    tile may run past the tensor it indexes (a loop over a longer extent, masked by an
+    extra_mask), and the slice must not, neither its size nor its offset. No clamp when
+    the loop's end is known not to pass the dim."""
+    if isinstance(tile.end, int) and isinstance(extent, int) and tile.end <= extent:
+        return Slice(tile.offset, tile.size, True)
+    dim = v.index_value(extent)
+    if tile.end == dim:
+        return Slice(tile.offset, tile.size, True)
+    offset = v.emit_index_op("arith.minsi", v.as_index(tile.offset), dim, "offset_in_tensor")
+    left = v.emit_index_op("arith.subi", dim, offset, "left")
+    return Slice(offset, v.emit_index_op("arith.minsi", v.as_index(tile.size), left, "size_in_tensor"), True)
 
 
 def slice_syntax(v: IRVisitor, parts: Sequence[Slice], value_type: str) -> str:
@@ -343,7 +358,14 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
         part = slice_syntax(v, [Slice(z, p.size, True) for z, p in zip(zeros, [p for p in acc.parts if p.keep])], acc.valid_type)
         v.builder.emit(f"{valid} = tensor.extract_slice {value.ssa}{part} : {value.type} to {acc.valid_type}")
         value = Value(valid, acc.valid_type)
-    where = slice_syntax(v, acc.parts, value.type)
+    parts = acc.parts
+    if tensor_dims(value.type) and not all(p.keep for p in parts):
+        # full rank: MLIR's folding of rank-reducing inserts can mis-map the dropped dims
+        dims = iter(tensor_dims(value.type))
+        full = f"tensor<{''.join((next(dims) if p.keep else '1') + 'x' for p in parts)}{element_type(value.type)}>"
+        value = expand_dims(v, f"{name}_full", value, [slice(None) if p.keep else None for p in parts], full)
+        parts = [Slice(p.offset, p.size if p.keep else 1, True) for p in parts]
+    where = slice_syntax(v, parts, value.type)
     if v.parallel_stores is not None:
         v.parallel_stores.append(f"tensor.parallel_insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
         return
