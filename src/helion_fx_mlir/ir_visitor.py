@@ -14,6 +14,7 @@ import sympy
 import torch
 import torch.fx as fx
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
+from helion.language import _tracing_ops
 
 from . import rules, symbols, torch_mlir_helper  # noqa: F401 - importing rules fills LOWERINGS
 from .dispatch import LOWERINGS
@@ -413,6 +414,8 @@ class IRVisitor:
         block, a persistent rdim's whole extent (padded to its width), or a block used as
         a plain size (every lane in range)."""
         val = arg.meta.get("val") if isinstance(arg, fx.Node) else arg
+        if isinstance(arg, fx.Node) and arg.target is _tracing_ops._get_symnode and val == 1:
+            return Tile(0, 1, 1, 1)  # the block var of an extent-1 axis is the literal 1
         if not isinstance(val, torch.SymInt):
             return None
         origin = self.ctx.origin(val.node.expr)

@@ -7,6 +7,7 @@ from typing import Any
 
 import helion
 import torch
+from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
 from helion.language import _tracing_ops
 
@@ -95,6 +96,10 @@ class LoweringContext:
         host_fn = bound_kernel.host_function
         device_ir = host_fn.device_ir
         with bound_kernel.env, host_fn:
+            graphs = device_ir.build_codegen_graphs(config)
+            if _has_unrollable_loops(graphs, {info.block_id: info for info in bound_kernel.env.block_sizes}):
+                config = _persistent(bound_kernel, config)
+                graphs = device_ir.build_codegen_graphs(config)
             block_size_values = {
                 info.block_id: value
                 for info in bound_kernel.env.block_sizes
@@ -105,7 +110,6 @@ class LoweringContext:
                 for info in bound_kernel.env.block_sizes
                 if isinstance(value := info.from_config(config), torch.SymInt) and not info.reduction
             }
-            graphs = device_ir.build_codegen_graphs(config)
         block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
         facts = GraphFacts(graphs)
         device_loops = [stmt for stmt in host_fn.body if is_device_loop(stmt)]
@@ -178,6 +182,39 @@ def resolve_config(bound_kernel: Any, config: helion.Config | None) -> helion.Co
     if config is None:
         config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
     return bound_kernel.config_spec.normalized_config(config)
+
+
+def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> bool:
+    """Whether a rolled reduction loop yields a reduction without a chunk combine here, or
+    takes a whole device tensor along the rolled dim (its body would reduce all of it
+    in every chunk)."""
+    from .rules.control_flow import uncombinable_outputs  # the rules know what they combine
+
+    for info in graphs:
+        if not isinstance(info, ReductionLoopGraphInfo):
+            continue
+        rdims = [block_sizes[b] for b in info.block_ids]
+        inputs = [n.meta.get("val") for n in info.graph.nodes if n.op == "placeholder"]
+        if uncombinable_outputs(info) or any(_is_rdim(size, rdim) for val in inputs
+                                              for size in getattr(val, "shape", ()) for rdim in rdims):
+            return True
+    return False
+
+
+def _is_rdim(size: Any, rdim: Any) -> bool:
+    """A dim of the rdim's size: its block var, or its literal extent (> 1)."""
+    if isinstance(size, torch.SymInt):
+        return isinstance(rdim.var, torch.SymInt) and size.node.expr == rdim.var.node.expr
+    return isinstance(rdim.size, int) and rdim.size > 1 and size == rdim.size
+
+
+def _persistent(bound_kernel: Any, config: helion.Config) -> helion.Config:
+    """The config with every reduction persistent: `reduction_loops` only changes speed, and
+    a rolled argmax/max.dim/topk/custom reduce has no chunk combine here."""
+    loops = config.config.get("reduction_loops")
+    if not loops:
+        return config
+    return bound_kernel.config_spec.normalized_config(helion.Config(**{**config.config, "reduction_loops": [None] * len(loops)}))
 
 
 def _block_size_value(info: Any, config: helion.Config) -> int | None:

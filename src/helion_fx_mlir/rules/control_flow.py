@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.fx as fx
 from helion._compiler.device_ir import ReductionLoopGraphInfo
-from helion.language import _tracing_ops
+from helion.language import _tracing_ops, reduce_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
@@ -109,6 +109,22 @@ ROLLED_COMBINES: dict[Any, tuple[Any, float]] = {
     torch.ops.aten.amax.default: (torch.ops.aten.maximum.default, float("-inf")),
     torch.ops.aten.amin.default: (torch.ops.aten.minimum.default, float("inf")),
 }
+
+
+# Reductions that are no plain op target's lowering class (Helion's own, multi-result ATen).
+OTHER_REDUCTIONS = {reduce_ops._reduce, torch.ops.aten.topk.default, torch.ops.aten.max.dim, torch.ops.aten.min.dim}
+
+
+def uncombinable_outputs(info: Any) -> list[fx.Node]:
+    """Outputs of a rolled reduction loop that reduce over the chunk but whose chunk
+    partials this lowering cannot combine (argmax, max.dim, topk, custom combines)."""
+    outputs = info.graph.output_node().args[0] or []
+    return [out for out in outputs if isinstance(out, fx.Node) and _is_reduction(out)
+            and _rolled_target(out) not in ROLLED_COMBINES]
+
+
+def _is_reduction(node: fx.Node) -> bool:
+    return node.target in OTHER_REDUCTIONS or type(node.meta.get("lowering")).__name__ == "ReductionLowering"
 
 
 def _rolled_target(partial: fx.Node) -> Any:

@@ -59,8 +59,10 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     for dim, entry in enumerate(entries):
         part = _slice(v, node, entry, shape[dim])
         size = next(kept_sizes) if part.keep else None
-        if entry == slice(None) and (tile := v.looped_tile(size)) is not None:
-            part = Slice(tile.offset, tile.size, True)  # a rolled reduction's current chunk
+        if isinstance(entry, slice) and (tile := v.looped_tile(size)) is not None:
+            # a rolled reduction's current chunk of the sliced range
+            start = tile.offset if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), tile.offset, "chunk_start")
+            part = Slice(start, tile.size, True)
         parts.append(part)
     elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
     result_type = f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(v.static_meta(sym_val))))}{elt}>"
