@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench docs clean
+.PHONY: setup demo test pytest lit bench fuzz docs clean
 
 setup: $(STAMP)
 
@@ -29,6 +29,11 @@ lit: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/helion-mlir bench
+
+# Differential fuzzing against Helion's reference mode; FUZZ_CASES (default 5000),
+# FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.
+fuzz: $(STAMP)
+	$(PY) -m helion_fx_mlir.fuzz
 
 docs: $(STAMP)
 	$(PY) -m helion_fx_mlir.coverage

@@ -1,0 +1,98 @@
+"""The differential fuzzer: a bounded run against Helion's reference mode, and its machinery."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+
+import pytest
+import torch
+
+from helion_fx_mlir import fuzz
+from helion_fx_mlir.examples import EXAMPLES
+
+# One round: every sample kernel once, with random shapes, config and dtype. About 50 s on
+# one core: a child's imports (~6 s), then ~0.5 s per case.
+BOUNDED_CASES = len(EXAMPLES)
+
+
+def test_bounded_run_has_no_crash_mismatch_or_error() -> None:
+    """The acceptance gate of `make test`: a fixed-seed run (`make fuzz` runs a long one)."""
+    outcomes = fuzz.fuzz(BOUNDED_CASES, fuzz.Options(seed=0))
+    assert [o.case.index for o in outcomes] == list(range(BOUNDED_CASES))
+    if fuzz.failing(outcomes):
+        pytest.fail(fuzz.report(outcomes, bounds_checks=False), pytrace=False)
+
+
+def test_plans_are_deterministic_and_cover_every_example_each_round() -> None:
+    names = tuple(EXAMPLES)
+    plans = [fuzz.plan_case(i, 7, names) for i in range(len(names))]
+    assert plans == [fuzz.plan_case(i, 7, names) for i in range(len(names))]
+    assert sorted(p.example for p in plans) == sorted(names)
+
+
+def test_shape_maps_keep_small_dims_and_bound_the_inputs() -> None:
+    rng = random.Random(0)
+    args = (torch.zeros(37, 50, 2), torch.zeros(50), 0.5)
+    for _ in range(200):
+        shape_map = fuzz.plan_shape_map(rng, args)
+        assert set(shape_map) <= {37, 50}
+        assert shape_map.get(37, 37) * shape_map.get(50, 50) * 2 <= fuzz.MAX_NUMEL
+
+
+def test_resized_inputs_keep_related_dims_equal_and_permutation_rows_distinct() -> None:
+    case = fuzz.FuzzCase(0, "transpose_add", "f32", {37: 61, 50: 129}, seed=3)
+    x, y = fuzz.make_inputs(case)
+    assert x.shape == (61, 129) and y.shape == (129, 61)
+    case = fuzz.FuzzCase(0, "row_argmax", "bf16", {37: 5, 100: 200}, seed=3)
+    (rows,) = fuzz.make_inputs(case)
+    assert rows.shape == (5, 200) and all(r.unique().numel() == 200 for r in rows)
+
+
+def test_drawn_configs_are_valid_powers_of_two() -> None:
+    example = EXAMPLES["softmax"]
+    spec = example.bind().config_spec
+    for seed in range(10):
+        config = fuzz.draw_config(spec, random.Random(seed))
+        assert len(config["block_sizes"]) == 1 and len(config["reduction_loops"]) == 1
+        sizes = config["block_sizes"] + [c for c in config["reduction_loops"] if c is not None]
+        assert all(s & (s - 1) == 0 for s in sizes)
+
+
+def test_a_case_reruns_from_its_repro_line() -> None:
+    case = fuzz.FuzzCase(0, "add", "bf16", {37: 17, 50: 1}, seed=5, config={"block_sizes": [16, 1]})
+    repro = case.repro(bounds_checks=False)
+    assert fuzz.FuzzCase.from_dict(json.loads(repro.split("--repro ", 1)[1].strip("'"))) == case
+    assert fuzz.run_case(case).status == "ok"
+
+
+def test_compare_scales_tolerance_with_the_dtype_and_magnitude() -> None:
+    want = torch.full((4,), 1000.0)
+    assert fuzz.compare([want + 0.05], [want]) is None
+    assert "output 0" in fuzz.compare([want + 1.0], [want])
+    assert fuzz.compare([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
+    assert "want f32" in fuzz.compare([want.double()], [want])
+
+
+FAKE_WORKER = """
+import json, os, sys, time
+args = sys.argv[sys.argv.index("--start") + 1:]
+start = int(args[0])
+case = {"index": start, "example": "add", "dtype": "f32", "shape_map": {}, "seed": 0, "config": None}
+print(json.dumps({"case": case}), flush=True)
+if start == 1:
+    os.abort()
+if start == 2:
+    time.sleep(60)
+print(json.dumps({"outcome": {"status": "ok", "detail": ""}}), flush=True)
+"""
+
+
+def test_a_crash_or_hang_ends_only_its_child(monkeypatch) -> None:
+    """Each fake child runs the first case of its batch and exits; case 1 aborts, case 2 hangs."""
+    monkeypatch.setattr(fuzz, "WORKER_COMMAND", [sys.executable, "-c", FAKE_WORKER])
+    outcomes = fuzz.fuzz(4, fuzz.Options(batch=1, timeout=2))
+    assert [o.status for o in outcomes] == ["ok", "crash", "timeout", "ok"]
+    assert outcomes[1].detail.startswith("signal 6 (SIGABRT)")
+    assert "CRASH add dtype=f32" in fuzz.report(outcomes, bounds_checks=False)
