@@ -35,7 +35,7 @@ def bench_example(name: str, repeat: int = 5) -> dict[str, Any]:
     warm = _median_ms(lambda: generate_mlir(bound, config=config), repeat)
     engines = []
     jit_ms = _median_ms(lambda: engines.append(jit(bound, config)), max(1, repeat // 2))
-    host = build_host_function(bound.host_function, engines[-1].run)
+    host = build_host_function(bound.host_function, engines[-1].run, config, engines[-1].block_sizes)
     run_ms = _median_ms(lambda: host(*args), repeat)
     eager_ms = _median_ms(lambda: example.reference(*args), repeat)
     got, want = _flat(host(*args)), _flat(example.reference(*args))

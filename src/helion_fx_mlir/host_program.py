@@ -21,6 +21,7 @@ from helion._compiler.ast_extension import LoopType
 from helion.language._decorators import is_api_func
 
 LAUNCH = "__helion_fx_mlir_launch__"
+BLOCK_SIZE = "__helion_fx_mlir_block_size__"
 
 
 def is_device_loop(stmt: ast.stmt) -> bool:
@@ -28,7 +29,8 @@ def is_device_loop(stmt: ast.stmt) -> bool:
 
 
 def host_source(host_function: Any) -> str:
-    """Source of `def <kernel>(<params>)` running the host statements and one launch."""
+    """Source of `def <kernel>(<params>)` running the host statements and one launch;
+    `hl.register_block_size(...)` calls read the config's block size of their block id."""
     body = list(host_function.body)
     last = max(i for i, stmt in enumerate(body) if is_device_loop(stmt))
     lines = []
@@ -36,9 +38,28 @@ def host_source(host_function: Any) -> str:
         if i == last:
             lines.append(f"{LAUNCH}(locals())")
         elif not is_device_loop(stmt):
-            lines.append(ast.unparse(stmt))
+            lines.append(_unparse_with_block_sizes(stmt))
     params = ast.unparse(host_function.args)
     return f"def {host_function.name}({params}):\n" + textwrap.indent("\n".join(lines), "    ")
+
+
+def _unparse_with_block_sizes(stmt: ast.stmt) -> str:
+    """The statement's source with each call Helion typed as a block size (register_block_size)
+    replaced by `BLOCK_SIZE(block_id)`; built on a plain copy, so Helion's AST stays as is."""
+    return ast.unparse(ast.fix_missing_locations(_plain(stmt)))
+
+
+def _plain(node: Any) -> Any:
+    """A copy of Helion's AST as plain `ast` nodes, block-size calls replaced."""
+    if isinstance(node, list):
+        return [_plain(item) for item in node]
+    if not isinstance(node, ast.AST):
+        return node
+    info = getattr(node, "_type_info", None)
+    if isinstance(node, ast.Call) and type(info).__name__ == "BlockSizeType":
+        return ast.Call(ast.Name(BLOCK_SIZE, ast.Load()), [ast.Constant(info.block_id)], [])
+    plain = next(cls for cls in type(node).__mro__ if cls.__module__ == "ast")
+    return plain(**{name: _plain(getattr(node, name)) for name in node._fields if hasattr(node, name)})
 
 
 def _eager(value: Any) -> Any:
@@ -55,15 +76,16 @@ def _eager_language() -> types.SimpleNamespace:
     return types.SimpleNamespace(**{name: _eager(getattr(hl, name)) for name in dir(hl) if not name.startswith("__")})
 
 
-def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], None],
-                        config: Any = None) -> Callable[..., Any]:
-    """Compile the host source against the kernel's globals and closure; with a config,
-    `hl.register_tunable` on the host gives the config's value, as Helion's host code does."""
+def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], None], config: Any,
+                        block_sizes: dict[int, int]) -> Callable[..., Any]:
+    """Compile the host source against the kernel's globals and closure. As in Helion's
+    host code, `hl.register_tunable` gives the config's value and `hl.register_block_size`
+    the config's block size (`block_sizes`, by block id): the device uses the same ones."""
     fn = host_function.fn
     scope = {name: _eager(value) for name, value in fn.__globals__.items()}
     scope.update(inspect.getclosurevars(fn).nonlocals)
-    if config is not None:
-        scope = _with_tunables(scope, config)
+    scope = _with_tunables(scope, config)
+    scope[BLOCK_SIZE] = block_sizes.__getitem__
     scope[LAUNCH] = launch
     code = compile(host_source(host_function), f"<host code of {host_function.name}>", "exec")
     exec(code, scope)  # noqa: S102 - the kernel author's own host code

@@ -55,6 +55,7 @@ class Engine:
     name: str
     args: list[KernelArgInfo]
     outputs: list[KernelArgInfo]
+    block_sizes: dict[int, int]  # by block id, for the host code's register_block_size
 
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`; write results back into them."""
@@ -100,7 +101,7 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     to_llvm_module(module, bounds_checks)
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=3)
-    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args)
+    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args, ctx.block_size_values)
 
 
 # (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel
@@ -141,7 +142,7 @@ class CompiledKernel:
     def add(self, bound_kernel: Any) -> None:
         config = resolve_config(bound_kernel, self.config)
         engine = cached_engine(bound_kernel, config, self.bounds_checks)
-        host = build_host_function(bound_kernel.host_function, engine.run, config)
+        host = build_host_function(bound_kernel.host_function, engine.run, config, engine.block_sizes)
         self._hosts[id(bound_kernel)] = (bound_kernel, host)
 
 

@@ -273,5 +273,5 @@ def run_with_mlir_runner(bound_kernel: Any, *args: Any, config: helion.Config | 
         for arg, value in zip(ctx.output_args, outputs):
             scope[arg.name].copy_(value)
 
-    host = build_host_function(bound_kernel.host_function, launch)
+    host = build_host_function(bound_kernel.host_function, launch, ctx.config, ctx.block_size_values)
     return host(*bound_kernel.kernel.normalize_args(*args))

@@ -38,6 +38,7 @@ class Access:
     valid_type: str  # the slice's type
     tile_type: str  # the value's type, without the newaxis dims
     result_type: str  # the type Helion gives the access (with newaxis dims)
+    guard: str | None = None  # i1: every scalar index computed on the device is inside the tensor
 
     @property
     def padded(self) -> bool:
@@ -64,13 +65,48 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
             start = tile.offset if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), tile.offset, "chunk_start")
             part = Slice(start, tile.size, True)
         parts.append(part)
+    parts, guard = _guard_scalar_indices(v, parts, shape)
     elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
     result_type = f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(v.static_meta(sym_val))))}{elt}>"
     dims = [d for owner, d in zip(owners, tensor_dims(result_type), strict=True) if owner is not None]
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)
     kept = [p for p in parts if p.keep]
     valid = [p.size if isinstance(p.size, int) and d != "?" else None for p, d in zip(kept, dims, strict=True)]
-    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type)
+    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard)
+
+
+def _guard_scalar_indices(v: IRVisitor, parts: list[Slice], shape: Sequence[Any]) -> tuple[list[Slice], str | None]:
+    """A scalar index computed on the device (a tile id, a grid index, an expression) can
+    lie outside the tensor when the host allocated less than the device assumes: then the
+    access touches nothing. Its offset is clamped to 0 and the kept sizes become 0 (loads
+    read padding); `guard` says whether every such index is in range."""
+    b = v.builder
+    checks = []
+    for part, extent in zip(parts, shape):
+        if not part.keep and isinstance(part.offset, str):
+            ok = b.fresh("index_in_tensor")
+            b.emit(f"{ok} = arith.cmpi ult, {part.offset}, {v.index_value(extent)} : index")
+            checks.append(ok)
+    if not checks:
+        return parts, None
+    guard = checks[0]
+    for ok in checks[1:]:
+        guard = v.emit_scalar_op("arith.andi", guard, ok, "i1", "indices_in_tensor")
+    zero = b.index(0)
+    guarded = []
+    for part in parts:
+        if not part.keep and isinstance(part.offset, str):
+            part = Slice(_select(v, guard, part.offset, zero), 1, False)
+        elif part.keep:
+            part = Slice(part.offset, _select(v, guard, v.as_index(part.size), zero), True)
+        guarded.append(part)
+    return guarded, guard
+
+
+def _select(v: IRVisitor, cond: str, yes: str, no: str) -> str:
+    ssa = v.builder.fresh("guarded")
+    v.builder.emit(f"{ssa} = arith.select {cond}, {yes}, {no} : index")
+    return ssa
 
 
 def _is_tensor_index(entry: Any) -> bool:
@@ -361,7 +397,9 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
         v.builder.emit(f"{valid} = tensor.extract_slice {value.ssa}{part} : {value.type} to {acc.valid_type}")
         value = Value(valid, acc.valid_type)
     parts = acc.parts
-    if tensor_dims(value.type) and not all(p.keep for p in parts):
+    if acc.guard is not None and not any(p.keep for p in parts):
+        value, parts = _guarded_element(v, name, value, parts, acc.guard)
+    elif tensor_dims(value.type) and not all(p.keep for p in parts):
         # full rank: MLIR's folding of rank-reducing inserts can mis-map the dropped dims
         dims = iter(tensor_dims(value.type))
         full = f"tensor<{''.join((next(dims) if p.keep else '1') + 'x' for p in parts)}{element_type(value.type)}>"
@@ -374,6 +412,27 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     ssa = v.builder.fresh(name)
     v.builder.emit(f"{ssa} = tensor.insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
     v.tensor_state[acc.name] = Value(ssa, dest.type)
+
+
+def _guarded_element(v: IRVisitor, name: str, value: Value, parts: list[Slice], guard: str) -> tuple[Value, list[Slice]]:
+    """A store of one element as a full-rank slice whose first size is 1 when `guard`
+    holds, else 0 (an index outside the tensor writes nothing)."""
+    b = v.builder
+    rank, elt = len(parts), element_type(value.type)
+    ones = f"tensor<{'1x' * rank}{elt}>"
+    if tensor_dims(value.type):
+        value = v.coerce(value, f"tensor<{'1x' * len(tensor_dims(value.type))}{elt}>")
+        flat = b.fresh(f"{name}_scalar")
+        b.emit(f"{flat} = tensor.collapse_shape {value.ssa} [] : {value.type} into tensor<{elt}>")
+        value = Value(flat, f"tensor<{elt}>")
+    full = b.fresh(f"{name}_full")
+    b.emit(f"{full} = tensor.expand_shape {value.ssa} [] output_shape [{', '.join('1' for _ in parts)}] : {value.type} into {ones}")
+    count = _select(v, guard, b.index(1), b.index(0))
+    piece_type = f"tensor<?x{'1x' * (rank - 1)}{elt}>"
+    piece = b.fresh(f"{name}_piece")
+    sizes = ", ".join([count, *("1" for _ in parts[1:])])
+    b.emit(f"{piece} = tensor.extract_slice {full}[{', '.join('0' for _ in parts)}] [{sizes}] [{', '.join('1' for _ in parts)}] : {ones} to {piece_type}")
+    return Value(piece, piece_type), [Slice(parts[0].offset, count, True), *(Slice(p.offset, 1, True) for p in parts[1:])]
 
 
 def masked(v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedValue | None = None) -> TypedValue:
