@@ -43,6 +43,12 @@ def host_source(host_function: Any) -> str:
     return f"def {host_function.name}({params}):\n" + textwrap.indent("\n".join(lines), "    ")
 
 
+def host_value(scope: dict[str, Any], name: str) -> Any:
+    """A host variable, or a value Helion names by a Python expression over them (a tensor
+    or scalar a closure captures: `epilogue.__closure__[0].cell_contents`)."""
+    return scope[name] if name.isidentifier() else eval(name, {}, scope)  # noqa: S307 - Helion's own names
+
+
 def _unparse_with_block_sizes(stmt: ast.stmt) -> str:
     """The statement's source with each call Helion typed as a block size (register_block_size)
     replaced by `BLOCK_SIZE(block_id)`; built on a plain copy, so Helion's AST stays as is."""

@@ -14,7 +14,7 @@ from helion.language import _tracing_ops
 from .errors import HelionMLIRError
 from .graph_analysis import GraphFacts, host_tensor_name
 from .host_program import is_device_loop
-from .mlir_builder import MLIRBuilder, format_tensor_type, torch_dtype_to_mlir_element_type
+from .mlir_builder import MLIRBuilder, format_tensor_type, ssa_identifier, torch_dtype_to_mlir_element_type
 
 
 @dataclass(frozen=True)
@@ -249,13 +249,23 @@ def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> 
     for index, name in enumerate(ordered):
         val = seen[name]
         elt = torch_dtype_to_mlir_element_type(val.dtype)
-        args.append(KernelArgInfo(name, index, True, val.dtype, tuple(val.shape), format_tensor_type(val.shape, elt), f"%{name}", name in params))
+        args.append(KernelArgInfo(name, index, True, val.dtype, tuple(val.shape), format_tensor_type(val.shape, elt), _ssa(name, args), name in params))
     scalars = _scalar_params(bound_kernel, facts, graph_ids)
     for name in [p for p in params if p in scalars]:
         dtype = scalars[name]
         elt = torch_dtype_to_mlir_element_type(dtype)
-        args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, f"%{name}", True))
+        args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, _ssa(name, args), True))
     return args
+
+
+def _ssa(name: str, taken: list[KernelArgInfo]) -> str:
+    """The func argument's SSA name: readable from any host expression, and unique."""
+    base = ssa = f"%{ssa_identifier(name)}"
+    n = 0
+    while any(arg.ssa_name == ssa for arg in taken):
+        n += 1
+        ssa = f"{base}_{n}"
+    return ssa
 
 
 def _scalar_params(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> dict[str, torch.dtype]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +44,14 @@ def format_tensor_type(shape: Sequence[object], element_type: str) -> str:
     """tensor<4x?xf32>: concrete sizes print as numbers, symbolic ones as '?'."""
     dims = "".join(f"{s if is_concrete_size(s) else '?'}x" for s in shape)
     return f"tensor<{dims}{element_type}>"
+
+
+def ssa_identifier(name: str) -> str:
+    """A readable SSA name for any Python expression naming a value: a closure's captured
+    value `epilogue.__closure__[0].cell_contents` is `epilogue_closure0`."""
+    name = re.sub(r"\.__closure__\[(\d+)\]\.cell_contents", r"_closure\1", name)
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "v"
+    return f"v{name}" if name[0].isdigit() else name
 
 
 def format_scalar(value: object, dtype: torch.dtype) -> str:
@@ -121,9 +130,7 @@ class MLIRBuilder:
 
     def fresh(self, hint: str) -> str:
         """'%hint', or '%hint_N' if taken: names stay readable and unique per function."""
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
-        if base[0].isdigit():
-            base = f"v{base}"
+        base = ssa_identifier(hint)
         name, n = base, 0
         while name in self._used:
             n += 1

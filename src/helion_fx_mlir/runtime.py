@@ -14,7 +14,7 @@ from torch_mlir.execution_engine import ExecutionEngine
 from .dialects import mlir_context
 from .errors import HelionMLIRError
 from .ir_visitor import IRVisitor
-from .host_program import build_host_function
+from .host_program import build_host_function, host_value
 from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
 from .mlir_text import parse_module
 from .passes import to_llvm_module
@@ -43,8 +43,8 @@ _SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
 def _host_value(arg: KernelArgInfo, scope: dict[str, Any]) -> Any:
     if arg.host_size is not None:
         tensor, dim = arg.host_size
-        return int(scope[tensor].size(dim))
-    return scope[arg.name]
+        return int(host_value(scope, tensor).size(dim))
+    return host_value(scope, arg.name)
 
 
 @dataclass
@@ -60,12 +60,12 @@ class Engine:
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`; write results back into them."""
         inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
-        outs = [torch.empty(tuple(scope[o.name].shape), dtype=o.dtype) for o in self.outputs]
+        outs = [torch.empty(tuple(host_value(scope, o.name).shape), dtype=o.dtype) for o in self.outputs]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
         ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for t in outs]
         self.engine.invoke(self.name, *ptrs)
         for out, arg in zip(outs, self.outputs):
-            scope[arg.name].copy_(out)
+            host_value(scope, arg.name).copy_(out)
 
     @staticmethod
     def _input(arg: KernelArgInfo, value: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import sympy
 from helion._compiler.variable_origin import (
     BlockSizeOrigin,
+    ClosureOrigin,
     GridOrigin,
     NameOrigin,
     Origin,
@@ -48,8 +49,8 @@ def _block_size(v: IRVisitor, origin: BlockSizeOrigin) -> str:
     return v.block_value(origin.block_id)
 
 
-def _scalar_arg(v: IRVisitor, origin: NameOrigin) -> str:
-    return v.scalar_arg_as_index(origin.name)
+def _scalar_arg(v: IRVisitor, origin: Origin) -> str:
+    return v.scalar_arg_as_index(origin.host_str())
 
 
 def _tile_begin(v: IRVisitor, origin: GridOrigin) -> str:
@@ -74,7 +75,10 @@ ORIGIN_RULES: list[tuple[type[Origin], Callable[[IRVisitor, Origin], str]]] = [
     (TileBeginOrigin, _tile_begin),
     (GridOrigin, _tile_begin),
     (NameOrigin, _scalar_arg),
+    (ClosureOrigin, _scalar_arg),
 ]
+# Scalars that live on the host: kernel parameters and host variables, values closures capture.
+HOST_SCALARS = (NameOrigin, ClosureOrigin)
 
 
 def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
@@ -116,12 +120,14 @@ def emit_float_expr(v: IRVisitor, expr: sympy.Expr) -> str:
         return v.builder.constant(repr(float(expr)), "f64", "cst_f64")
     if isinstance(expr, sympy.Symbol):
         origin = v.ctx.origin(expr)
-        if isinstance(origin, NameOrigin):
-            return v.scalar_arg(origin.name, "f64")
+        if isinstance(origin, HOST_SCALARS):
+            return v.scalar_arg(origin.host_str(), "f64")
         raise HelionMLIRError(f"float symbol {expr} (origin {origin}) cannot be resolved on the device")
     if isinstance(expr, sympy.Pow) and expr.exp == -1:
         one = v.builder.constant("1.0", "f64", "cst_f64")
         return v.emit_scalar_op("arith.divf", one, emit_float_expr(v, expr.base), "f64", "recip")
+    if isinstance(expr, sympy_fns.ToFloat):  # float(n)
+        return v.index_as_f64(emit_expr(v, expr.args[0]))
     if isinstance(expr, sympy_fns.IntTrueDiv):  # int / int in Python: a float
         lhs, rhs = (v.index_as_f64(emit_expr(v, arg)) for arg in expr.args)
         return v.emit_scalar_op("arith.divf", lhs, rhs, "f64", "truediv")

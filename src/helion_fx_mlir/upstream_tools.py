@@ -25,7 +25,7 @@ from torch_mlir.dialects import arith, bufferization, func, memref
 
 from .dialects import mlir_context
 from .errors import HelionMLIRError
-from .host_program import build_host_function
+from .host_program import build_host_function, host_value
 from .ir_visitor import IRVisitor
 from .lowering_context import LoweringContext
 from .mlir_text import ValidationResult, parse_module
@@ -268,10 +268,10 @@ def run_with_mlir_runner(bound_kernel: Any, *args: Any, config: helion.Config | 
     kernel_text = IRVisitor(ctx).lower()
 
     def launch(scope: dict[str, Any]) -> None:
-        inputs = [scope[arg.name] for arg in ctx.kernel_args]
+        inputs = [host_value(scope, arg.name) for arg in ctx.kernel_args]
         outputs = run_kernel_text(kernel_text, ctx.kernel_name, inputs, [o.dtype for o in ctx.output_args])
         for arg, value in zip(ctx.output_args, outputs):
-            scope[arg.name].copy_(value)
+            host_value(scope, arg.name).copy_(value)
 
     host = build_host_function(bound_kernel.host_function, launch, ctx.config, ctx.block_size_values)
     return host(*bound_kernel.kernel.normalize_args(*args))

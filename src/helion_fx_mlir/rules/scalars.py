@@ -70,3 +70,9 @@ def arith_op(v: IRVisitor, node: fx.Node) -> Value:
     v.builder.emit(f"{ssa} = {op}{',' if is_cmp else ''} {lhs.ssa}, {rhs.ssa} : {ty}")
     result_ty = "i1" if is_cmp else ty
     return Value(ssa, result_ty)
+
+
+@lowers(torch.sym_float)
+def sym_float(v: IRVisitor, node: fx.Node) -> Value:
+    """arith.sitofp of the integer to f64 (float(n) of a SymInt)."""
+    return as_f64(v, scalar(v, node.args[0]))
