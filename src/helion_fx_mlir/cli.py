@@ -24,10 +24,15 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _kernel_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kernel", help="FILE.py:KERNEL")
-    parser.add_argument("--args", nargs="+", required=True, metavar="SPEC",
-                        help="argument specs: 128x256xf32 (random tensor), f32 (0-d), 1e-5 (scalar)")
+def _kernel_args(parser: argparse.ArgumentParser, several: bool = False) -> None:
+    if several:
+        parser.add_argument("kernel", nargs="+", help="FILE.py:KERNEL; several sample kernels, each with its own "
+                                                      "inputs, print one module each, separated by '// -----'")
+    else:
+        parser.add_argument("kernel", help="FILE.py:KERNEL")
+    parser.add_argument("--args", nargs="+", required=not several, metavar="SPEC",
+                        help="argument specs: 128x256xf32 (random tensor), f32 (0-d), 1e-5 (scalar)"
+                             + ("; default: a sample kernel's own inputs" if several else ""))
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE",
                         help="config entries, e.g. block_sizes=32,32 reduction_loops=None")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -37,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     emit = sub.add_parser("emit", help="print a kernel's MLIR")
-    _kernel_args(emit)
+    _kernel_args(emit, several=True)
     emit.add_argument("--name", help="func name (default: the kernel's)")
     emit.add_argument("-o", "--output", help="write to FILE instead of stdout")
     emit.add_argument("--mlir-print-debuginfo", action="store_true",
@@ -62,11 +67,35 @@ def cmd_emit(ns: argparse.Namespace) -> int:
     from .helion_mlir import generate_mlir
     from .specs import load_kernel, parse_args, parse_config
 
-    kernel = load_kernel(ns.kernel)
-    text = generate_mlir(kernel.bind(parse_args(ns.args, ns.seed)), ns.name, config=parse_config(ns.config),
-                         debug_info=ns.mlir_print_debuginfo)
-    write_output(text, ns.output)
+    if len(ns.kernel) > 1 and (ns.args or ns.name):
+        raise UsageError("--args and --name take one kernel; several kernels must be sample kernels")
+    texts = []
+    for ref in ns.kernel:
+        if ns.args:
+            kernel, args = load_kernel(ref), parse_args(ns.args, ns.seed)
+        else:
+            kernel, args = sample_kernel(ref, ns.seed)
+        texts.append(generate_mlir(kernel.bind(args), ns.name, config=parse_config(ns.config),
+                                   debug_info=ns.mlir_print_debuginfo))
+    write_output("\n// -----\n".join(texts), ns.output)
     return 0
+
+
+def sample_kernel(ref: str, seed: int) -> tuple[object, tuple[object, ...]]:
+    """FILE.py:NAME of a sample kernel (or of a sample, when one kernel serves several with
+    different closures) and its own inputs, so goldens and users need no --args."""
+    from .examples import EXAMPLES
+    from .specs import load_kernel
+
+    path, _, name = ref.rpartition(":")
+    example = EXAMPLES.get(name)
+    if example is not None and pathlib.Path(path).resolve() == pathlib.Path(example.kernel.fn.__code__.co_filename).resolve():
+        return example.kernel, example.args(seed=seed)
+    kernel = load_kernel(ref)
+    example = next((e for e in EXAMPLES.values() if e.kernel is kernel), None)
+    if example is None:
+        raise UsageError(f"{ref} is not a sample kernel: give its inputs with --args")
+    return kernel, example.args(seed=seed)
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:

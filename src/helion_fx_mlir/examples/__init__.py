@@ -5,10 +5,31 @@ Each family module defines its kernels and an `EXAMPLES` list; this collects the
 
 from __future__ import annotations
 
-from . import attention, control_flow, coverage_ops, elementwise, jagged_moe, kernels, matmuls, reductions
+from . import (
+    attention,
+    closures,
+    concat,
+    control_flow,
+    coverage_ops,
+    elementwise,
+    jagged_moe,
+    jagged_tiles,
+    kernels,
+    manual_loops,
+    matmuls,
+    norm_backward,
+    positional,
+    quantized,
+    reductions,
+    routing,
+    scalars,
+    split_k,
+)
 from .registry import Example
 
-FAMILIES = (kernels, elementwise, reductions, matmuls, attention, jagged_moe, control_flow, coverage_ops)
+FAMILIES = (kernels, elementwise, reductions, matmuls, attention, jagged_moe, control_flow, coverage_ops,
+            manual_loops, jagged_tiles, norm_backward, split_k, positional, concat, quantized, routing, closures,
+            scalars)
 EXAMPLES: dict[str, Example] = {e.name: e for module in FAMILIES for e in module.EXAMPLES}
 
 __all__ = ["EXAMPLES", "Example"]
