@@ -40,6 +40,15 @@ def test_validate_good_and_bad_files(tmp_path: pathlib.Path, capsys: pytest.Capt
     assert f"{bad}:2:3: error:" in capsys.readouterr().err
 
 
+def test_emit_several_sample_kernels_with_their_own_inputs(capsys: pytest.CaptureFixture[str]) -> None:
+    closures = pathlib.Path(KERNELS).parent / "closures.py"
+    assert cli.main(["emit", f"{KERNELS}:add", f"{closures}:matmul_epilogue_bias_relu"]) == 0
+    modules = capsys.readouterr().out.split("\n// -----\n")
+    assert [m.count("func.func @") for m in modules] == [1, 1]
+    assert "func.func @add(%x: tensor<37x50xf32>" in modules[0]
+    assert "%epilogue_closure0: tensor<45xf32>" in modules[1]
+
+
 def test_run_compares_with_eager(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["run", f"{KERNELS}:layer_norm", "--args", "37x100xf32", "100xf32", "100xf32"]) == 0
     assert "match" in capsys.readouterr().out
@@ -61,9 +70,11 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
         (["emit", "no-colon", "--args", "3xf32"], 2, "expected FILE.py:KERNEL"),
         (["validate", "missing.mlir"], 1, "cannot read missing.mlir"),
         (["frobnicate"], 2, "invalid choice"),
-        (["emit", f"{KERNELS}:add"], 2, "--args"),
+        (["emit", f"{pathlib.Path(__file__).parent / 'kernels_guard.py'}:tile_sums"], 2, "give its inputs with --args"),
+        (["emit", f"{KERNELS}:add", f"{KERNELS}:sum_rows", "--args", "3xf32"], 2, "several kernels must be sample kernels"),
     ],
-    ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args"],
+    ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args",
+         "several-with-args"],
 )
 def test_bad_input_gives_one_message_and_an_exit_code(argv: list[str], code: int, message: str) -> None:
     result = run(*argv)

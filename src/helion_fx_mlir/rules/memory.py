@@ -297,30 +297,41 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
         ivs.append(iv)
         results.append(result)
         current = carry
-    coords = [_element_index(v, t, ivs, name) for t in indices]
-    elt = element_type(dest.type)
-    item = b.fresh(f"{name}_item")
-    b.emit(f"{item} = tensor.extract {value.value.ssa}[{', '.join(ivs)}] : {value.value.type}")
-    if combine is not None:
-        old, combined = b.fresh(f"{name}_old"), b.fresh(f"{name}_new")
-        b.emit(f"{old} = tensor.extract {current}[{', '.join(coords)}] : {dest.type}")
-        b.emit(f"{combined} = {_element_op(combine, elt)} {old}, {item} : {elt}")
-        item = combined
-    updated = b.fresh(f"{name}_updated")
-    insert = f"tensor.insert {item} into {current}[{', '.join(coords)}] : {dest.type}"
     if lanes is None:
-        b.emit(f"{updated} = {insert}")
-    else:
-        on, written = b.fresh(f"{name}_on"), b.fresh(f"{name}_written")
+        updated = _scatter_element(v, name, value, indices, ivs, current, dest.type, combine)
+    else:  # the element (and the destination it would read) only for lanes that are on
+        on, updated = b.fresh(f"{name}_on"), b.fresh(f"{name}_updated")
         b.emit(f"{on} = tensor.extract {lanes.ssa}[{', '.join(ivs)}] : {lanes.type}")
-        b.emit(f"{updated} = scf.if {on} -> ({dest.type}) {{\n  {written} = {insert}\n  scf.yield {written} : {dest.type}\n"
-               f"}} else {{\n  scf.yield {current} : {dest.type}\n}}")
+        b.emit(f"{updated} = scf.if {on} -> ({dest.type}) {{")
+        v.enter_region()
+        written = _scatter_element(v, name, value, indices, ivs, current, dest.type, combine)
+        b.emit(f"scf.yield {written} : {dest.type}")
+        v.exit_region()
+        b.emit(f"}} else {{\n  scf.yield {current} : {dest.type}\n}}")
     for result in reversed(results):
         b.emit(f"scf.yield {updated} : {dest.type}")
         v.exit_region()
         b.emit("}")
         updated = result
     v.tensor_state[host_ref(v, node)] = Value(updated, dest.type)
+
+
+def _scatter_element(v: IRVisitor, name: str, value: TypedValue, indices: list[Value], ivs: list[str], dest: str,
+                     dest_type: str, combine: Any) -> str:
+    """dest with value[ivs] written (or combined) at the coordinates the index tensors give."""
+    b = v.builder
+    coords = [_element_index(v, t, ivs, name) for t in indices]
+    elt = element_type(dest_type)
+    item = b.fresh(f"{name}_item")
+    b.emit(f"{item} = tensor.extract {value.value.ssa}[{', '.join(ivs)}] : {value.value.type}")
+    if combine is not None:
+        old, combined = b.fresh(f"{name}_old"), b.fresh(f"{name}_new")
+        b.emit(f"{old} = tensor.extract {dest}[{', '.join(coords)}] : {dest_type}")
+        b.emit(f"{combined} = {_element_op(combine, elt)} {old}, {item} : {elt}")
+        item = combined
+    updated = b.fresh(f"{name}_updated")
+    b.emit(f"{updated} = tensor.insert {item} into {dest}[{', '.join(coords)}] : {dest_type}")
+    return updated
 
 
 def _element_index(v: IRVisitor, index: Value, ivs: list[str], name: str) -> str:
