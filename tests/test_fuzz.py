@@ -12,9 +12,9 @@ import torch
 from helion_fx_mlir import fuzz
 from helion_fx_mlir.examples import EXAMPLES
 
-# One round: every sample kernel once, with random shapes, config and dtype. About 50 s on
-# one core: a child's imports (~6 s), then ~0.5 s per case.
-BOUNDED_CASES = len(EXAMPLES)
+# About a minute on one core: a child's imports (~6 s), then ~0.5 s per case; the seed's
+# plan visits 100 of the sample kernels (`make fuzz` runs every one many times).
+BOUNDED_CASES = 100
 
 
 def test_bounded_run_has_no_crash_mismatch_or_error() -> None:

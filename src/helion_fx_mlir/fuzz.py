@@ -155,10 +155,13 @@ def plan_case(index: int, seed: int, names: Sequence[str]) -> FuzzCase:
 
 
 def shapes_can_vary(args: Sequence[Any]) -> bool:
-    """Only all-floating-point inputs get new shapes: integer and bool inputs are often
-    indices, offsets or flags whose values must fit the other shapes."""
+    """Only all-floating-point inputs with no integer or callable arguments get new shapes:
+    integer tensors and ints are often indices, offsets, counts or flags, and closures
+    capture tensors, whose values must fit the other shapes (an index past a tensor is the
+    user's bug, not a case)."""
     tensors = _tensors(args)
-    return bool(tensors) and all(t.is_floating_point() for t in tensors)
+    fixed = [a for a in args if callable(a) or (isinstance(a, int) and not isinstance(a, bool))]
+    return bool(tensors) and not fixed and all(t.is_floating_point() for t in tensors)
 
 
 def plan_shape_map(rng: random.Random, args: Sequence[Any]) -> dict[int, int]:
