@@ -188,8 +188,13 @@ def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> boo
     """Whether a rolled reduction loop yields a reduction without a chunk combine here, or
     takes a whole device tensor along the rolled dim (its body would reduce all of it
     in every chunk)."""
-    from .rules.control_flow import uncombinable_outputs  # the rules know what they combine
+    from .rules.control_flow import uncombinable_outputs, uncombined_results_used  # the rules know what they combine
 
+    for graph in graphs:
+        for loop in graph.graph.find_nodes(op="call_function", target=_tracing_ops._for_loop):
+            info = graphs[loop.args[0]]
+            if isinstance(info, ReductionLoopGraphInfo) and uncombined_results_used(loop, info):
+                return True
     for info in graphs:
         if not isinstance(info, ReductionLoopGraphInfo):
             continue

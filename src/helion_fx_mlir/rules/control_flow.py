@@ -123,6 +123,14 @@ def uncombinable_outputs(info: Any) -> list[fx.Node]:
             and _rolled_target(out) not in ROLLED_COMBINES]
 
 
+def uncombined_results_used(loop: fx.Node, info: Any) -> bool:
+    """Whether code after a rolled loop reads a result that is no combinable partial (a
+    chunk of loaded values, for a cat after the loop): only the last chunk would be there."""
+    outputs = info.graph.output_node().args[0] or []
+    return any(user.target is operator.getitem and user.users and _rolled_target(outputs[user.args[1]]) not in ROLLED_COMBINES
+               for user in loop.users)
+
+
 def _is_reduction(node: fx.Node) -> bool:
     return node.target in OTHER_REDUCTIONS or type(node.meta.get("lowering")).__name__ == "ReductionLowering"
 
