@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench fuzz docs clean
+.PHONY: setup demo test pytest lit bench fuzz fuzz-mlir docs clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,12 @@ bench: $(STAMP)
 # FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.
 fuzz: $(STAMP)
 	$(PY) -m helion_fx_mlir.fuzz
+
+# Mutational fuzzing of helion-opt and `helion-mlir validate` with malformed MLIR;
+# FUZZ_MLIR_RUNS (default 5000), FUZZ_MLIR_SEED (0) and FUZZ_MLIR_JOBS (1) come from the
+# environment. `make test` runs a bounded one.
+fuzz-mlir: $(STAMP)
+	$(PY) -m helion_fx_mlir.fuzz_mlir
 
 docs: $(STAMP)
 	$(PY) -m helion_fx_mlir.coverage

@@ -49,3 +49,17 @@ def test_an_out_of_bounds_gather_aborts_naming_the_kernel_line() -> None:
     line = next(i for i, text in enumerate(open(EXAMPLES["gather_gemv"].kernel.fn.__code__.co_filename), 1)
                 if "mats = w[rows, tile_m, tile_k]" in text)
     assert f'matmuls.py":{line}:' in child.stderr + child.stdout
+
+
+def test_llvm_crashing_on_bf16_code_does_not_end_the_process() -> None:
+    """LLVM's X86 backend aborts on this bf16 kernel at -O1 and up ("Cannot select" a bf16
+    store): the code generation is probed in a forked child, and the kernel still runs."""
+    child = run_child("""
+        import helion, torch
+        from helion_fx_mlir import compile_kernel
+        from helion_fx_mlir.examples.control_flow import transpose_add
+        x, y = torch.randn(4099, 33).bfloat16(), torch.randn(33, 4099).bfloat16()
+        got = compile_kernel(transpose_add.bind((x, y)), config=helion.Config(block_sizes=[32, 1]))(x, y)
+        torch.testing.assert_close(got, x + y.t())
+    """)
+    assert child.returncode == 0, child.stdout + child.stderr

@@ -72,12 +72,44 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
         (["frobnicate"], 2, "invalid choice"),
         (["emit", f"{pathlib.Path(__file__).parent / 'kernels_guard.py'}:tile_sums"], 2, "give its inputs with --args"),
         (["emit", f"{KERNELS}:add", f"{KERNELS}:sum_rows", "--args", "3xf32"], 2, "several kernels must be sample kernels"),
+        (["emit", f"{KERNELS}:add", "--args", "4x5xf32"], 2, "got 1 --args: missing a required argument: 'y'"),
+        (["run", f"{KERNELS}:add", "--args", "4x5xf32", "4x5xf32", "7"], 2, "got 3 --args: too many positional arguments"),
+        (["bench", "no_such_kernel"], 2, "unknown sample kernel no_such_kernel; known: add, add_mul_outputs"),
+        (["emit", f"{KERNELS}:add", "--args", "99999999999999999999xf32", "3xf32"], 2, "more than a 64-bit size can hold"),
+        (["run", f"{KERNELS}:add", "--args", "100000x100000x100000xf32", "100000x100000x100000xf32"], 1,
+         "the arguments need about 21.3 PB under `run` (3 copies of the inputs), more than the"),
+        (["emit", f"{KERNELS}:add", "--args", "4x5xf32", "4xf32"], 1, f"{KERNELS}:17: Expected ndim=1, but got ndim=2"),
+        (["emit", f"{KERNELS}:matmul", "--args", "4x5xf32", "6x7xf32"], 1,
+         f"{KERNELS}:25: the kernel rejects these arguments: inner dims differ: 5 != 6"),
+        (["run", f"{KERNELS}:matmul", "--args", "4x5xf32", "6x7xf32"], 1, "inner dims differ: 5 != 6"),
+        (["run", f"{KERNELS}:matmul", "--args", "0x3xf32", "3x5xf32"], 1,
+         f"{KERNELS}:27: the reference fails on these arguments: not enough values to unpack"),
+        (["run", f"{KERNELS}:add", "--args", "4x5xf32", "4x5xf32", "--config", "block_sizes=3"], 1,
+         "Not enough values for config['block_sizes']"),
     ],
     ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args",
-         "several-with-args"],
+         "several-with-args", "too-few-args", "too-many-args", "unknown-bench", "dim-past-int64", "too-big-to-run",
+         "rank-mismatch", "host-assert-emit", "host-assert-run", "reference-rejects", "config-mismatch"],
 )
 def test_bad_input_gives_one_message_and_an_exit_code(argv: list[str], code: int, message: str) -> None:
     result = run(*argv)
     assert result.returncode == code, result.stderr
     assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_emit_of_huge_shapes_allocates_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """--args become meta tensors for emit: a 40 GB argument costs no memory."""
+    assert cli.main(["emit", f"{KERNELS}:add", "--args", "100000x100000xf32", "100000x100000xf32"]) == 0
+    assert "func.func @add(%x: tensor<100000x100000xf32>" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["0x50xf32", "0x50xf32"], ["37x0xf32", "37x0xf32"]], ids=["rows", "cols"])
+def test_zero_size_extents_emit_valid_mlir_and_run(args: list[str], tmp_path: pathlib.Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "k.mlir"
+    assert cli.main(["emit", f"{KERNELS}:add", "--args", *args, "-o", str(target)]) == 0
+    assert cli.main(["validate", str(target)]) == 0
+    assert cli.main(["run", f"{KERNELS}:add", "--args", *args]) == 0
+    assert "match" in capsys.readouterr().out

@@ -26,6 +26,6 @@ def test_every_sample_kernel_has_a_lit_golden() -> None:
     from helion_fx_mlir.examples import EXAMPLES
 
     lit = pathlib.Path(__file__).resolve().parent.parent / "lit_tests"
-    text = "\n".join(p.read_text() for p in lit.rglob("*") if p.suffix in (".test", ".mlir"))
+    text = "\n".join(p.read_text(errors="replace") for p in lit.rglob("*") if p.suffix in (".test", ".mlir"))
     emitted = set(re.findall(r"%examples/\w+\.py:(\w+)", text))
     assert sorted(set(EXAMPLES) - emitted) == []

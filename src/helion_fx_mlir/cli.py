@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import SpecError, UsageError
-from .shell import read_input, run_tool, write_output
+from .errors import HelionMLIRError, SpecError, UsageError
+from .shell import read_input, run_tool, stage, write_output
 
 PROG = "helion-mlir"
 
@@ -65,20 +65,41 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_emit(ns: argparse.Namespace) -> int:
     from .helion_mlir import generate_mlir
-    from .specs import load_kernel, parse_args, parse_config
+    from .specs import parse_config
 
     if len(ns.kernel) > 1 and (ns.args or ns.name):
         raise UsageError("--args and --name take one kernel; several kernels must be sample kernels")
+    config = parse_config(ns.config)
     texts = []
     for ref in ns.kernel:
-        if ns.args:
-            kernel, args = load_kernel(ref), parse_args(ns.args, ns.seed)
-        else:
-            kernel, args = sample_kernel(ref, ns.seed)
-        texts.append(generate_mlir(kernel.bind(args), ns.name, config=parse_config(ns.config),
-                                   debug_info=ns.mlir_print_debuginfo))
+        stage(f"generating MLIR for {ref}")
+        bound = _emit_inputs(ref, ns, config)
+        texts.append(generate_mlir(bound, ns.name, config=config, debug_info=ns.mlir_print_debuginfo))
     write_output("\n// -----\n".join(texts), ns.output)
     return 0
+
+
+# --args up to this size are made as CPU tensors: Helion's tracing of some ops (int sums,
+# copysign with a scalar) fails for the meta device.
+EMIT_CPU_BYTES = 256 * 2**20
+
+
+def _emit_inputs(ref: str, ns: argparse.Namespace, config: Any) -> Any:
+    """The bound kernel: for --args, after the kernel's host code accepted them, on CPU
+    tensors, or meta tensors past EMIT_CPU_BYTES (emitting allocates nothing, whatever the
+    sizes); else a sample's own inputs."""
+    from .kernel_checks import bind, check_host_code
+    from .specs import TensorSpec, load_kernel, make_args, parse_specs
+
+    if not ns.args:
+        kernel, args = sample_kernel(ref, ns.seed)
+        return bind(kernel, args)
+    specs = parse_specs(ns.args)
+    size = sum(s.nbytes for s in specs if isinstance(s, TensorSpec))
+    kernel, args = load_kernel(ref), make_args(specs, ns.seed, device="cpu" if size <= EMIT_CPU_BYTES else "meta")
+    bound = bind(kernel, args)
+    check_host_code(bound, config, args)
+    return bound
 
 
 def sample_kernel(ref: str, seed: int) -> tuple[object, tuple[object, ...]]:
@@ -99,11 +120,12 @@ def sample_kernel(ref: str, seed: int) -> tuple[object, tuple[object, ...]]:
 
 
 def cmd_validate(ns: argparse.Namespace) -> int:
-    from .helion_mlir import validate_with_helion_opt
+    from .mlir_text import validate_text  # validate_with_helion_opt, without importing torch
 
     name = "<stdin>" if ns.file == "-" else ns.file
     text = read_input(ns.file)
-    result = validate_with_helion_opt(text, name)
+    stage("the MLIR parser and verifier")
+    result = validate_text(text, name)
     for diag in result.diagnostics:
         print(diag, file=sys.stderr)
     if result.ok:
@@ -114,18 +136,29 @@ def cmd_validate(ns: argparse.Namespace) -> int:
 def cmd_run(ns: argparse.Namespace) -> int:
     import torch
 
+    from .kernel_checks import bind, check_memory, rejected
     from .runtime import compile_kernel
-    from .specs import load_kernel, parse_args, parse_config
+    from .specs import load_kernel, make_args, parse_config, parse_specs
 
-    kernel = load_kernel(ns.kernel)
-    args = parse_args(ns.args, ns.seed)
-    compiled = compile_kernel(kernel.bind(args), config=parse_config(ns.config), bounds_checks=ns.bounds_checks)
+    kernel, specs = load_kernel(ns.kernel), parse_specs(ns.args)
+    check_memory(specs)
+    args = make_args(specs, ns.seed)
+    stage("lowering and JIT-compiling the kernel")
+    compiled = compile_kernel(bind(kernel, args), config=parse_config(ns.config), bounds_checks=ns.bounds_checks)
+    stage("the compiled kernel")
     start = time.perf_counter()
-    got = compiled(*_clone(args))
+    try:
+        got = compiled(*_clone(args))
+    except AssertionError as err:
+        raise rejected(err, kernel.fn, "the kernel rejects these arguments") from None
     mlir_ms = (time.perf_counter() - start) * 1e3
     reference = load_kernel_fn(ns.reference) if ns.reference else _eager(kernel)
+    stage("the reference")
     start = time.perf_counter()
-    want = reference(*_clone(args))
+    try:
+        want = reference(*_clone(args))
+    except Exception as err:  # noqa: BLE001 - the reference is the user's (or Helion's) Python
+        raise rejected(err, getattr(reference, "fn", reference), "the reference fails on these arguments") from None
     eager_ms = (time.perf_counter() - start) * 1e3
     try:
         torch.testing.assert_close(got, want, rtol=ns.rtol, atol=ns.atol, equal_nan=True)
@@ -160,7 +193,11 @@ def _clone(args: Sequence[object]) -> tuple[object, ...]:
 
 def cmd_bench(ns: argparse.Namespace) -> int:
     from .bench import main as bench_main
+    from .examples import EXAMPLES
 
+    unknown = [name for name in ns.names if name != "all" and name not in EXAMPLES]
+    if unknown:
+        raise UsageError(f"unknown sample kernel {', '.join(unknown)}; known: {', '.join(sorted(EXAMPLES))}")
     bench_main(ns.names or None, ns.repeat)
     return 0
 
@@ -169,12 +206,21 @@ COMMANDS = {"emit": cmd_emit, "validate": cmd_validate, "run": cmd_run, "bench":
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_tool(PROG, lambda: _main(argv))
+    """The command line (argv None: the process's, guarded against crashes) or argv."""
+    return run_tool(PROG, lambda: _main(argv), guard=argv is None)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     ns = build_parser().parse_args(argv)
-    return COMMANDS[ns.command](ns)
+    try:
+        return COMMANDS[ns.command](ns)
+    except Exception as err:
+        helion = sys.modules.get("helion")  # imported by the commands that use kernels
+        if helion is None or not isinstance(err, helion.exc.Base):
+            raise
+        from .kernel_checks import helion_message
+
+        raise HelionMLIRError(helion_message(err)) from None  # about the kernel or its config
 
 
 if __name__ == "__main__":

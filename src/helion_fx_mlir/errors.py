@@ -31,6 +31,20 @@ class SpecError(UsageError):
     """A command-line spec (argument, config, kernel reference) could not be understood."""
 
 
+class InputError(HelionMLIRError):
+    """Input rejected at a place in it: the message is already 'file:line:col: error: ...'."""
+
+
+class RewriteError(HelionMLIRError):
+    """A rewrite through the bindings rejected ops: (location, message) pairs, so that
+    each driver reports them at their place (helion-opt as diagnostics, the API as text)."""
+
+    def __init__(self, stage: str, problems: list[tuple[Any, str]]) -> None:
+        self.stage = stage
+        self.problems = problems
+        super().__init__(f"{stage} failed: " + "; ".join(message for _, message in problems))
+
+
 class MLIRTextError(HelionMLIRError):
     """MLIR text failed to parse, verify or run through a pass pipeline."""
 

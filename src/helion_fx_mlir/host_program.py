@@ -30,17 +30,29 @@ def is_device_loop(stmt: ast.stmt) -> bool:
 
 def host_source(host_function: Any) -> str:
     """Source of `def <kernel>(<params>)` running the host statements and one launch;
-    `hl.register_block_size(...)` calls read the config's block size of their block id."""
+    `hl.register_block_size(...)` calls read the config's block size of their block id.
+    Each statement starts on its line in the kernel's file where it can, so that a failing
+    host statement (an assert on the shapes) is reported at the user's own line."""
     body = list(host_function.body)
     last = max(i for i, stmt in enumerate(body) if is_device_loop(stmt))
-    lines = []
+    statements = []
     for i, stmt in enumerate(body):
         if i == last:
-            lines.append(f"{LAUNCH}(locals())")
+            statements.append((stmt, f"{LAUNCH}(locals())"))
         elif not is_device_loop(stmt):
-            lines.append(_unparse_with_block_sizes(stmt))
+            statements.append((stmt, _unparse_with_block_sizes(stmt)))
     params = ast.unparse(host_function.args)
-    return f"def {host_function.name}({params}):\n" + textwrap.indent("\n".join(lines), "    ")
+    lines = [""] * (_source_line(statements[0][0]) - 2) + [f"def {host_function.name}({params}):"]
+    for stmt, text in statements:
+        lines += [""] * (_source_line(stmt) - 1 - len(lines))
+        lines += textwrap.indent(text, "    ").splitlines()
+    return "\n".join(lines)
+
+
+def _source_line(stmt: ast.stmt) -> int:
+    """The statement's line in the kernel's file (0 when Helion kept none)."""
+    location = getattr(stmt, "_location", None)
+    return getattr(location, "lineno", 0) or 0
 
 
 def host_value(scope: dict[str, Any], name: str) -> Any:
@@ -93,7 +105,7 @@ def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], N
     scope = _with_tunables(scope, config)
     scope[BLOCK_SIZE] = block_sizes.__getitem__
     scope[LAUNCH] = launch
-    code = compile(host_source(host_function), f"<host code of {host_function.name}>", "exec")
+    code = compile(host_source(host_function), fn.__code__.co_filename, "exec")
     exec(code, scope)  # noqa: S102 - the kernel author's own host code
     return scope[host_function.name]
 

@@ -9,6 +9,7 @@ from torch_mlir import ir
 
 from .dialects import mlir_context
 from .errors import MLIRTextError
+from .input_checks import module_problems, nesting_problem, unlocated_parse_failure
 
 
 @dataclass(frozen=True)
@@ -58,27 +59,49 @@ def format_location(loc: ir.Location, fallback: str) -> str:
     return f"{fallback if name == '-' else name}:{line}:{col}"
 
 
-def format_diagnostic(diag: object, filename: str) -> str:
-    """One diagnostic as a compiler would print it, notes indented below."""
-    where = format_location(diag.location, filename)
+def format_diagnostic(diag: object, filename: str, default: ir.Location | None = None) -> str:
+    """One diagnostic as a compiler would print it, notes indented below; a diagnostic at
+    no place in the text (an op with an unknown location) is put at `default`."""
+    location = diag.location if file_position(diag.location) is not None or default is None else default
+    where = format_location(location, filename)
     severity = str(diag.severity).rsplit(".", 1)[-1].lower()
     lines = [f"{where}: {severity}: {diag.message.strip()}"]
-    lines += [f"  {format_diagnostic(note, filename)}" for note in diag.notes]
+    lines += [f"  {format_diagnostic(note, filename, location)}" for note in diag.notes]
     return "\n".join(lines)
 
 
 def parse_module(text: str, filename: str = "<mlir>", *, verify: bool = True) -> ir.Module:
-    """Parse (and verify) text in the shared context; raise MLIRTextError with diagnostics."""
-    ctx = mlir_context()
-    with ctx:
+    """Parse (and verify, with the checks our passes rely on) text in the shared context;
+    raise MLIRTextError with located diagnostics."""
+    too_deep = nesting_problem(text)
+    if too_deep is not None:
+        raise MLIRTextError("parse", [f"{filename}:{too_deep.line}:{too_deep.col}: error: {too_deep.message}"])
+    with mlir_context():
         try:
             module = ir.Module.parse(text)
+        except ir.MLIRError as err:
+            raise MLIRTextError("parse", [format_diagnostic(d, filename) for d in err.error_diagnostics]
+                                or [_unlocated_parse_error(text, filename)]) from None
+        try:
             if verify:
                 module.operation.verify()
         except ir.MLIRError as err:
-            diags = [format_diagnostic(d, filename) for d in err.error_diagnostics]
-            raise MLIRTextError("parse" if not verify else "verify", diags or [str(err)]) from None
+            raise MLIRTextError("verify", [format_diagnostic(d, filename, module.operation.location)
+                                           for d in err.error_diagnostics] or [str(err)]) from None
+        problems = module_problems(module) if verify else []
+        if problems:
+            raise MLIRTextError("verify", located(problems, filename))
     return module
+
+
+def _unlocated_parse_error(text: str, filename: str) -> str:
+    problem = unlocated_parse_failure(text)
+    return f"{filename}:{problem.line}:{problem.col}: error: {problem.message}"
+
+
+def located(problems: list[tuple[ir.Location, str]], filename: str) -> list[str]:
+    """(location, message) pairs as 'file:line:col: error: message' lines."""
+    return [f"{format_location(loc, filename)}: error: {message}" for loc, message in problems]
 
 
 def validate_text(text: str, filename: str = "<mlir>") -> ValidationResult:

@@ -9,6 +9,7 @@ error. Failures print diagnostics or one message, never a Python traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -18,9 +19,10 @@ from importlib import metadata
 from torch_mlir import ir, passmanager
 
 from .dialects import mlir_context
-from .errors import HelionMLIRError, MLIRTextError, UsageError
+from .errors import RewriteError, UsageError
+from .input_checks import module_problems, nesting_problem, unlocated_parse_failure
 from .mlir_text import file_position
-from .shell import read_input, run_tool, write_output
+from .shell import read_input, run_tool, stage, write_output
 from .passes import NAMED_PIPELINES
 
 PROG = "helion-opt"
@@ -68,6 +70,7 @@ class PassStep:
     pipeline: str
 
     def run(self, module: ir.Module, opts: Options) -> None:
+        stage(f"the pass pipeline '{self.pipeline}'")
         pm = passmanager.PassManager.parse(self.pipeline)
         if opts.print_ir_after_all:
             pm.enable_ir_printing(
@@ -86,11 +89,12 @@ class RewriteStep:
     rewrite: Callable[[ir.Module], None]
 
     def run(self, module: ir.Module, opts: Options) -> None:
+        stage(f"the {self.rewrite.__name__} rewrite of --{self.label}")
         try:
             self.rewrite(module)
-        except MLIRTextError as err:
-            for message in err.diagnostics:
-                module.operation.location.emit_error(message)
+        except RewriteError as err:
+            for location, message in err.problems:
+                location.emit_error(message)
             raise StepFailed from None
         module.operation.verify()
         if opts.print_ir_after_all:
@@ -378,19 +382,57 @@ def split_input(text: str, marker: str | None) -> list[str]:
 def process(chunk: str, opts: Options, filename: str) -> ChunkResult:
     """Parse, verify and run every step on one chunk; diagnostics instead of exceptions."""
     diagnostics: list[Diagnostic] = []
+    module: ir.Module | None = None
     with diagnostics_into(diagnostics, opts.allow_unregistered_dialect):
         try:
-            module = ir.Module.parse(chunk)
-            relocate(module, filename)
+            module = parse_checked(chunk, filename)
             for step in opts.steps:
                 step.run(module, opts)
             return ChunkResult(opts.asm(module.operation), diagnostics)
         except ir.MLIRError as err:
             if not any(d.kind == "error" for d in diagnostics):
-                diagnostics.append(Diagnostic("error", str(err)))
+                diagnostics.append(_unreported(err, chunk, filename, module))
         except StepFailed:
             pass
-    return ChunkResult(None, diagnostics)
+        return ChunkResult(None, [_placed(d, module) for d in diagnostics])
+
+
+def _unreported(err: ir.MLIRError, chunk: str, filename: str, module: ir.Module | None) -> Diagnostic:
+    """An error MLIR raised without a diagnostic: a parse failure is placed by looking at
+    the text, a failed pass at the module it ran on."""
+    if module is not None:
+        return Diagnostic("error", str(err), module.operation.location)
+    problem = unlocated_parse_failure(chunk)
+    return Diagnostic("error", problem.message, ir.Location.file(filename, problem.line, problem.col))
+
+
+def _placed(diag: Diagnostic, module: ir.Module | None) -> Diagnostic:
+    """A diagnostic at no place in the input (a pass's op with an unknown location) is
+    reported at the module the pass ran on, as MLIR reports a failed pass."""
+    if module is None:
+        return diag
+    notes = tuple(_placed(note, module) for note in diag.notes)
+    if file_position(diag.location) is not None:
+        return dataclasses.replace(diag, notes=notes)
+    return dataclasses.replace(diag, location=module.operation.location, notes=notes)
+
+
+def parse_checked(chunk: str, filename: str) -> ir.Module:
+    """Parse, name the input file in locations, and check what passes rely on; problems
+    are emitted as located errors (then StepFailed)."""
+    too_deep = nesting_problem(chunk)
+    if too_deep is not None:
+        ir.Location.file(filename, too_deep.line, too_deep.col).emit_error(too_deep.message)
+        raise StepFailed
+    stage("the MLIR parser")
+    module = ir.Module.parse(chunk)
+    relocate(module, filename)
+    problems = module_problems(module)
+    for location, message in problems:
+        location.emit_error(message)
+    if problems:
+        raise StepFailed
+    return module
 
 
 # --- --verify-diagnostics ----------------------------------------------------------------
@@ -493,7 +535,8 @@ def run(opts: Options) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_tool(PROG, lambda: _main(sys.argv[1:] if argv is None else argv))
+    """The command line (argv None: the process's, guarded against crashes) or argv."""
+    return run_tool(PROG, lambda: _main(sys.argv[1:] if argv is None else argv), guard=argv is None)
 
 
 def _main(argv: Sequence[str]) -> int:

@@ -10,8 +10,9 @@ from torch_mlir import ir, passmanager
 from torch_mlir.dialects import arith
 
 from .dialects import mlir_context
-from .errors import MLIRTextError
-from .mlir_text import format_diagnostic, format_location, parse_module
+from .errors import MLIRTextError, RewriteError
+from .input_checks import integer_value
+from .mlir_text import format_diagnostic, located, parse_module
 
 TORCH_TO_LINALG = (
     "builtin.module(canonicalize,"
@@ -22,13 +23,18 @@ TORCH_TO_LINALG = (
 )
 # Elementwise linalg ops are fused first: torch-mlir makes one linalg.generic per ATen op,
 # and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
-# one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first.
-# buffer-results-to-out-params makes the caller own every output buffer (no leaks);
-# refback-munge-memref-copy removes the JIT's need for libmlir_c_runner_utils.
-_BUFFERIZE_TO_LOOPS = (
-    "func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
+# one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first; the
+# canonicalize after it folds the copies bufferization leaves behind.
+BUFFERIZE = (
+    "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
-    "function-boundary-type-conversion=identity-layout-map},"
+    "function-boundary-type-conversion=identity-layout-map},canonicalize,cse)"
+)
+# Results that are their own input buffers (outputs written in place) are gone
+# (`drop_in_place_results`). buffer-results-to-out-params makes the caller own every other
+# output buffer (no leaks); refback-munge-memref-copy removes the JIT's need for
+# libmlir_c_runner_utils.
+_OUT_PARAMS_TO_LOOPS = (
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,convert-bufferization-to-memref,"
     "scf-forall-to-for,func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
 )
@@ -38,10 +44,12 @@ _LOOPS_TO_LLVM = (
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "reconcile-unrealized-casts"
 )
-LINALG_TO_LLVM = f"builtin.module({_BUFFERIZE_TO_LOOPS},{_LOOPS_TO_LLVM})"
+BUFFERS_TO_LLVM = f"builtin.module({_OUT_PARAMS_TO_LOOPS},{_LOOPS_TO_LLVM})"
 # With bounds checks, every memref access on the loops is verified at run time: an
 # out-of-bounds one prints the op and its kernel line, then aborts the process.
-LINALG_TO_LLVM_CHECKED = f"builtin.module({_BUFFERIZE_TO_LOOPS},generate-runtime-verification,{_LOOPS_TO_LLVM})"
+BUFFERS_TO_LLVM_CHECKED = f"builtin.module({_OUT_PARAMS_TO_LOOPS},generate-runtime-verification,{_LOOPS_TO_LLVM})"
+# Module attribute: {func name: per result, the argument it is written into in place, or -1}.
+IN_PLACE_RESULTS = "helion.in_place_results"
 
 
 @functools.cache
@@ -57,7 +65,7 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
         try:
             pass_manager(pipeline).run(module.operation)
         except ir.MLIRError as err:
-            diags = [format_diagnostic(d, "<mlir>") for d in err.error_diagnostics]
+            diags = [format_diagnostic(d, "<mlir>", module.operation.location) for d in err.error_diagnostics]
             raise MLIRTextError(stage, diags or [str(err)]) from None
 
 
@@ -90,13 +98,21 @@ def resolve_helion_ops(module: ir.Module) -> None:
                 op.results[0].replace_all_uses_with(op.operands[1])
             else:
                 name = ir.StringAttr(op.attributes["name"]).value
-                key = f"loom.{name}"
-                if key not in attrs:
-                    raise MLIRTextError("resolve-symbols", [f"no module attribute '{key}' for loom.get_symbol"])
+                value = _symbol_value(op, attrs, f"loom.{name}")
                 with ir.InsertionPoint(op), op.location:
-                    const = arith.ConstantOp(ir.IndexType.get(), ir.IntegerAttr(attrs[key]).value)
+                    const = arith.ConstantOp(ir.IndexType.get(), value)
                 op.results[0].replace_all_uses_with(const.result)
             op.erase()
+
+
+def _symbol_value(op: ir.Operation, attrs: ir.OpAttributeMap, key: str) -> int:
+    """The integer module attribute a loom.get_symbol names, or a located error."""
+    if key not in attrs:
+        raise RewriteError("resolve-symbols", [(op.location, f"no module attribute '{key}' for loom.get_symbol")])
+    value = integer_value(attrs[key])
+    if value is None:
+        raise RewriteError("resolve-symbols", [(op.location, f"module attribute '{key}' is not an integer")])
+    return value
 
 
 def _replace_each(module: ir.Module, names: set[str], wanted: Callable[[ir.Operation], bool],
@@ -200,9 +216,9 @@ def reject_tm_tensor_ops(module: ir.Module) -> None:
     with mlir_context():
         found = [op for op in _ops_in_dialect(module, "tm_tensor") if op.parent.name.partition(".")[0] != "tm_tensor"]
     if found:
-        raise MLIRTextError("linalg-to-llvm", [
-            f"{format_location(op.location, '<mlir>')}: error: torch-mlir lowers this ATen op to {op.name}, "
-            "which the CPU pipeline cannot bufferize; it has no lowering here" for op in found])
+        raise RewriteError("linalg-to-llvm", [
+            (op.location, f"torch-mlir lowers this ATen op to {op.name}, which the CPU pipeline cannot "
+                          "bufferize; it has no lowering here") for op in found])
 
 
 INTEGER_DIVISIONS = {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.floordivsi",
@@ -238,12 +254,59 @@ def linalg_steps() -> tuple[PipelineStep, ...]:
 
 def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     """Kernel MLIR -> LLVM dialect: linalg, then the rewrites LLVM needs, then the pipeline."""
-    return (*linalg_steps(), reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
-            expand_fp8_truncations, emit_c_interface, LINALG_TO_LLVM_CHECKED if bounds_checks else LINALG_TO_LLVM)
+    rewrites = (reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
+                expand_fp8_truncations, emit_c_interface)
+    if bounds_checks:  # runtime verification checks memref accesses on scalar loops
+        return (*linalg_steps(), *rewrites, BUFFERIZE, drop_in_place_results, BUFFERS_TO_LLVM_CHECKED)
+    return (*linalg_steps(), *rewrites, BUFFERIZE, drop_in_place_results, BUFFERS_TO_LLVM)
+
+
+def drop_in_place_results(module: ir.Module) -> None:
+    """After bufferization: results that are argument buffers (outputs bufferized in
+    place) are dropped from each func, and recorded in IN_PLACE_RESULTS (per result, the
+    argument or -1), so that the runtime passes no out buffer for them and copies nothing."""
+    found = {}
+    with mlir_context():
+        for func in _ops_named(module, {"func.func"}):
+            if len(func.regions[0].blocks) == 1:
+                name = ir.StringAttr(func.attributes["sym_name"]).value
+                in_place = _drop_arg_results(func)
+                _drop_call_results(module, name, in_place)
+                found[name] = ir.DenseI64ArrayAttr.get(in_place)
+        module.operation.attributes[IN_PLACE_RESULTS] = ir.DictAttr.get(found)
+
+
+def _drop_call_results(module: ir.Module, callee: str, in_place: list[int]) -> None:
+    """Calls of the func (a test harness's main) use the argument they passed instead."""
+    for call in _ops_named(module, {"func.call"}):
+        if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != callee:
+            continue
+        with ir.InsertionPoint(call), call.location:
+            kept = [r for r, at in zip(call.results, in_place) if at < 0]
+            new = ir.Operation.create("func.call", results=[r.type for r in kept], operands=list(call.operands),
+                                      attributes={"callee": call.attributes["callee"]})
+        replacements = iter(new.results)
+        for result, at in zip(call.results, in_place):
+            result.replace_all_uses_with(call.operands[at] if at >= 0 else next(replacements))
+        call.erase()
+
+
+def _drop_arg_results(func: ir.Operation) -> list[int]:
+    block = func.regions[0].blocks[0]
+    args, ret = list(block.arguments), list(block.operations)[-1]
+    in_place = [next((i for i, a in enumerate(args) if a == v), -1) for v in ret.operands]
+    kept = [v for v, at in zip(ret.operands, in_place) if at < 0]
+    with ir.InsertionPoint(ret), ret.location:
+        ir.Operation.create("func.return", operands=kept)
+    ret.erase()
+    func_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(func_type.inputs, [v.type for v in kept]))
+    return in_place
 
 
 # The stage an error names, per pass pipeline.
-STAGES = {TORCH_TO_LINALG: "torch-to-linalg", LINALG_TO_LLVM: "linalg-to-llvm", LINALG_TO_LLVM_CHECKED: "linalg-to-llvm"}
+STAGES = {TORCH_TO_LINALG: "torch-to-linalg", BUFFERIZE: "bufferize", BUFFERS_TO_LLVM: "linalg-to-llvm",
+          BUFFERS_TO_LLVM_CHECKED: "linalg-to-llvm"}
 
 
 def apply_steps(module: ir.Module, steps: tuple[PipelineStep, ...]) -> ir.Module:
@@ -251,8 +314,11 @@ def apply_steps(module: ir.Module, steps: tuple[PipelineStep, ...]) -> ir.Module
     for step in steps:
         if isinstance(step, str):
             run_pipeline(module, step, STAGES[step])
-        else:
+            continue
+        try:
             step(module)
+        except RewriteError as err:
+            raise MLIRTextError(err.stage, located(err.problems, "<mlir>")) from None
     return module
 
 

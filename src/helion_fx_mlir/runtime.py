@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ctypes
+import os
+import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +20,7 @@ from .ir_visitor import IRVisitor
 from .host_program import build_host_function, host_value
 from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
 from .mlir_text import parse_module
-from .passes import to_llvm_module
+from .passes import IN_PLACE_RESULTS, to_llvm_module
 
 
 def _descriptor_class(rank: int) -> type[ctypes.Structure]:
@@ -56,16 +59,22 @@ class Engine:
     args: list[KernelArgInfo]
     outputs: list[KernelArgInfo]
     block_sizes: dict[int, int]  # by block id, for the host code's register_block_size
+    in_place: list[int]  # per output: the input it is written into, or -1
 
     def run(self, scope: dict[str, Any]) -> None:
-        """Run on the host tensors named in `scope`; write results back into them."""
+        """Run on the host tensors named in `scope`. Outputs written in place land in the
+        host tensors themselves (or their contiguous copies, copied back); the others in
+        a buffer the call owns, copied into the host tensor."""
         inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
-        outs = [torch.empty(tuple(host_value(scope, o.name).shape), dtype=o.dtype) for o in self.outputs]
+        hosts = [host_value(scope, o.name) for o in self.outputs]
+        outs = [inputs[at] if at >= 0 else torch.empty(tuple(h.shape), dtype=o.dtype)
+                for at, h, o in zip(self.in_place, hosts, self.outputs)]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
-        ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for t in outs]
+        ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for at, t in zip(self.in_place, outs) if at < 0]
         self.engine.invoke(self.name, *ptrs)
-        for out, arg in zip(outs, self.outputs):
-            host_value(scope, arg.name).copy_(out)
+        for out, host in zip(outs, hosts):
+            if out.data_ptr() != host.data_ptr():
+                host.copy_(out)
 
     @staticmethod
     def _input(arg: KernelArgInfo, value: Any) -> Any:
@@ -99,9 +108,38 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
     module = parse_module(IRVisitor(ctx).lower())
     to_llvm_module(module, bounds_checks)
+    opt_level = OPT_LEVEL
+    if any(a.dtype == torch.bfloat16 for a in ctx.kernel_args) and codegen_crashes(module, ctx.kernel_name, opt_level):
+        opt_level = 0
     with mlir_context():
-        engine = ExecutionEngine(module, opt_level=3)
-    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args, ctx.block_size_values)
+        engine = ExecutionEngine(module, opt_level=opt_level)
+        in_place = list(module.operation.attributes[IN_PLACE_RESULTS][ctx.kernel_name])
+    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args, ctx.block_size_values, in_place)
+
+
+OPT_LEVEL = 3
+CODEGEN_PROBE_TIMEOUT_S = 120
+
+
+def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
+    """Whether LLVM dies generating code for the module, found in a forked child. LLVM's
+    X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16 store);
+    in the user's process that would end it, so bf16 kernels are probed first and those
+    LLVM cannot compile optimized are compiled at -O0."""
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        with mlir_context():
+            ExecutionEngine(module, opt_level=opt_level).raw_lookup(f"_mlir_ciface_{name}")
+        os._exit(0)
+    deadline = time.monotonic() + CODEGEN_PROBE_TIMEOUT_S
+    while not (ended := os.waitpid(pid, os.WNOHANG))[0]:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return True
+        time.sleep(0.01)
+    return os.waitstatus_to_exitcode(ended[1]) != 0
 
 
 # (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import math
 import pathlib
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import helion
@@ -55,29 +57,61 @@ def import_file(path: pathlib.Path) -> Any:
     return module
 
 
-def parse_arg(spec: str, generator: torch.Generator) -> Any:
-    """'37x50xf32' -> a random tensor; 'f32' -> a 0-d tensor; '1e-5' / '3' -> a scalar."""
+INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor argument before it is made: '37x50xf32' is shape (37, 50), float32."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    def make(self, generator: torch.Generator, device: str = "cpu") -> torch.Tensor:
+        """Random values on the CPU; on 'meta', shape and dtype only (nothing allocated)."""
+        if device == "meta":
+            return torch.empty(self.shape, dtype=self.dtype, device="meta")
+        if self.dtype.is_floating_point and self.dtype.itemsize > 1:
+            return torch.randn(self.shape, generator=generator).to(self.dtype)
+        if self.dtype == torch.bool:
+            return torch.randint(0, 2, self.shape, generator=generator).bool()
+        if self.dtype.is_floating_point:
+            return torch.randn(self.shape, generator=generator).clamp(-8, 8).to(self.dtype)
+        return torch.randint(-8, 9, self.shape, generator=generator).to(self.dtype)
+
+
+def parse_spec(spec: str) -> Any:
+    """'37x50xf32' -> TensorSpec; 'f32' -> a 0-d TensorSpec; '1e-5' / '3' -> the scalar."""
     try:
         return ast.literal_eval(spec)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         pass
     *dims, dtype_name = spec.split("x")
     dtype = DTYPES.get(dtype_name)
     if dtype is None or not all(d.isdigit() for d in dims):
         raise SpecError(f"cannot parse argument spec '{spec}' (expected e.g. 128x256xf32, f32 or 1e-5)")
-    shape = [int(d) for d in dims]
-    if dtype.is_floating_point and dtype.itemsize > 1:
-        return torch.randn(shape, generator=generator).to(dtype)
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=generator).bool()
-    if dtype.is_floating_point:
-        return torch.randn(shape, generator=generator).clamp(-8, 8).to(dtype)
-    return torch.randint(-8, 9, shape, generator=generator).to(dtype)
+    tensor = TensorSpec(tuple(int(d) for d in dims), dtype)
+    if tensor.nbytes > INT64_MAX:
+        raise SpecError(f"argument '{spec}' needs {tensor.nbytes} bytes, more than a 64-bit size can hold")
+    return tensor
+
+
+def parse_specs(specs: list[str]) -> list[Any]:
+    return [parse_spec(s) for s in specs]
+
+
+def make_args(specs: list[Any], seed: int = 0, device: str = "cpu") -> tuple[Any, ...]:
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(s.make(generator, device) if isinstance(s, TensorSpec) else s for s in specs)
 
 
 def parse_args(specs: list[str], seed: int = 0) -> tuple[Any, ...]:
-    generator = torch.Generator().manual_seed(seed)
-    return tuple(parse_arg(s, generator) for s in specs)
+    """Argument specs -> random CPU tensors and scalars."""
+    return make_args(parse_specs(specs), seed)
 
 
 def parse_config(items: list[str]) -> helion.Config | None:

@@ -21,7 +21,8 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 @helion.kernel(static_shapes=True)
 def matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     m, k = x.size()
-    _, n = y.size()
+    k2, n = y.size()
+    assert k == k2, f"inner dims differ: {k} != {k2}"
     out = torch.empty([m, n], dtype=x.dtype, device=x.device)
     for tile_m, tile_n in hl.tile([m, n]):
         acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)

@@ -59,12 +59,7 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     parts = []
     for dim, entry in enumerate(entries):
         part = _slice(v, node, entry, shape[dim])
-        size = next(kept_sizes) if part.keep else None
-        if isinstance(entry, slice) and (tile := v.looped_tile(size)) is not None:
-            # a rolled reduction's current chunk of the sliced range
-            start = tile.offset if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), tile.offset, "chunk_start")
-            part = Slice(start, tile.size, True)
-        parts.append(part)
+        parts.append(_rolled_chunk(v, entry, part, next(kept_sizes) if part.keep else None))
     parts, guard = _guard_scalar_indices(v, parts, shape)
     elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
     result_type = f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(v.static_meta(sym_val))))}{elt}>"
@@ -73,6 +68,16 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     kept = [p for p in parts if p.keep]
     valid = [p.size if isinstance(p.size, int) and d != "?" else None for p, d in zip(kept, dims, strict=True)]
     return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard)
+
+
+def _rolled_chunk(v: IRVisitor, entry: Any, part: Slice, size: Any) -> Slice:
+    """A slice along a rolled reduction dim (output size `size`) covers the loop's current
+    chunk of the sliced range, not all of it."""
+    tile = v.looped_tile(size) if isinstance(entry, slice) else None
+    if tile is None:
+        return part
+    start = tile.offset if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), tile.offset, "chunk_start")
+    return Slice(start, tile.size, True)
 
 
 def _guard_scalar_indices(v: IRVisitor, parts: list[Slice], shape: Sequence[Any]) -> tuple[list[Slice], str | None]:
@@ -174,20 +179,25 @@ def is_gather(index: Sequence[Any]) -> bool:
     return any(_is_tensor_index(e) for e in index)
 
 
-def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], result_val: Any) -> list[TypedValue]:
+def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any) -> list[TypedValue]:
     """One int64 index tensor per tensor dim, shaped to broadcast into its own output dims:
-    Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d)."""
+    Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d).
+    `sym_val` is the result's symbolic meta (block-size dims)."""
+    result_val = v.static_meta(sym_val)
     shape = v.ctx.tensor_arg(host_ref(v, node)).shape
     entries = [e for e in index if e is not None]
     entries += [slice(None)] * (len(shape) - len(entries))
     owners = _dim_owners(v, index, len(shape))
     out_sizes = [size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None]
+    sym_sizes = [size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None]
     rank, pos, tensors = len(out_sizes), 0, []
     for dim, entry in enumerate(entries):
         if _is_tensor_index(entry):
             t = v.convert(v.typed(entry), torch.int64, f"{node.name}_idx{dim}")
         else:
             part = _slice(v, node, entry, shape[dim])
+            if part.keep:
+                part = _rolled_chunk(v, entry, part, sym_sizes[pos])
             begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
             if part.keep:
                 t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
@@ -254,7 +264,7 @@ def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name
     tile padding or that an extra_mask turns off read element 0 instead of an index that
     may be out of bounds, and give 0."""
     result_val = v.static_meta(sym_val)
-    indices = index_tensors(v, node, index, result_val)
+    indices = index_tensors(v, node, index, sym_val)
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     if mask is not None:
         indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices]
@@ -278,7 +288,7 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
     (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes that
     are tile padding or that an extra_mask turns off write nothing: their indices may be
     out of bounds."""
-    indices = [t.value for t in index_tensors(v, node, index, value.val)]
+    indices = [t.value for t in index_tensors(v, node, index, sym_val)]
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     if mask is not None:
         extra = mask_lanes(v, name, mask, value)
@@ -368,13 +378,30 @@ def read(v: IRVisitor, acc: Access, name: str) -> Value:
     source = v.tensor_state[acc.name]
     plain = acc.tile_type == acc.result_type and not acc.padded
     ssa = v.builder.fresh(name if plain else f"{name}_valid" if acc.padded else f"{name}_tile")
-    v.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.valid_type)} : {source.type} to {acc.valid_type}")
+    if is_empty(source.type):
+        _empty_slice(v, ssa, acc)
+    else:
+        v.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.valid_type)} : {source.type} to {acc.valid_type}")
     tile = Value(ssa, acc.valid_type)
     if acc.padded:
         tile = pad(v, name if acc.tile_type == acc.result_type else f"{name}_tile", tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
     if acc.tile_type == acc.result_type:
         return tile
     return expand_dims(v, name, tile, acc.owners, acc.result_type)
+
+
+def is_empty(ty: str) -> bool:
+    """A tensor type with a static 0 dim: no slice of it may name an offset (MLIR's
+    verifier rejects offset 0 in a dim of size 0), and it has no lanes to read or write."""
+    return "0" in tensor_dims(ty)
+
+
+def _empty_slice(v: IRVisitor, ssa: str, acc: Access) -> None:
+    """The in-range lanes of an empty tensor: tensor.empty of the slice's sizes (one is 0)."""
+    dims = iter(tensor_dims(acc.valid_type))
+    sizes = [next(dims) if p.keep else "1" for p in acc.parts]
+    dynamic = [v.as_index(p.size) for p, size in zip(acc.parts, sizes) if p.keep and size == "?"]
+    v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {acc.valid_type}")
 
 
 def pad(v: IRVisitor, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
@@ -400,6 +427,8 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     """Store the in-range lanes of a tile-shaped value (no newaxis dims) into the
     tensor's current value."""
     dest = v.tensor_state[acc.name]
+    if is_empty(dest.type):
+        return
     value = v.coerce(value, acc.tile_type)
     if acc.padded:
         valid = v.builder.fresh(f"{name}_valid")
