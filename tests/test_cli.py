@@ -74,7 +74,8 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
         (["emit", f"{KERNELS}:add", f"{KERNELS}:sum_rows", "--args", "3xf32"], 2, "several kernels must be sample kernels"),
         (["emit", f"{KERNELS}:add", "--args", "4x5xf32"], 2, "got 1 --args: missing a required argument: 'y'"),
         (["run", f"{KERNELS}:add", "--args", "4x5xf32", "4x5xf32", "7"], 2, "got 3 --args: too many positional arguments"),
-        (["bench", "no_such_kernel"], 2, "unknown sample kernel no_such_kernel; known: add, add_mul_outputs"),
+        (["bench", "no_such_kernel"], 2, "unknown bench case no_such_kernel; known: add, bias_add"),
+        (["bench", "add", "--threads", "0"], 2, "--threads and --rounds take a positive count"),
         (["emit", f"{KERNELS}:add", "--args", "99999999999999999999xf32", "3xf32"], 2, "more than a 64-bit size can hold"),
         (["run", f"{KERNELS}:add", "--args", "100000x100000x100000xf32", "100000x100000x100000xf32"], 1,
          "the arguments need about 21.3 PB under `run` (3 copies of the inputs), more than the"),
@@ -88,7 +89,7 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
          "Not enough values for config['block_sizes']"),
     ],
     ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args",
-         "several-with-args", "too-few-args", "too-many-args", "unknown-bench", "dim-past-int64", "too-big-to-run",
+         "several-with-args", "too-few-args", "too-many-args", "unknown-bench", "bad-threads", "dim-past-int64", "too-big-to-run",
          "rank-mismatch", "host-assert-emit", "host-assert-run", "reference-rejects", "config-mismatch"],
 )
 def test_bad_input_gives_one_message_and_an_exit_code(argv: list[str], code: int, message: str) -> None:

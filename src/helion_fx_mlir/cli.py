@@ -57,9 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--atol", type=float, default=None)
     run.add_argument("--bounds-checks", action="store_true",
                      help="verify every memory access at run time; an out-of-bounds one aborts naming the kernel line")
-    bench = sub.add_parser("bench", help="print the benchmark table of the sample kernels")
-    bench.add_argument("names", nargs="*", help="sample kernel names, or 'all' (default: the core kernels)")
-    bench.add_argument("--repeat", type=int, default=5)
+    bench = sub.add_parser("bench", help="time sample kernels against eager PyTorch (same process, same threads)")
+    bench.add_argument("names", nargs="*", help="bench cases (default: the whole suite)")
+    bench.add_argument("--sizes", choices=("small", "large"), default="large",
+                       help="large: realistic shapes (default); small: each sample kernel's own test inputs")
+    bench.add_argument("--threads", type=int, default=None,
+                       help="threads for ours and eager alike (default: torch.get_num_threads())")
+    bench.add_argument("--rounds", type=int, default=5, help="alternating rounds of ours and eager")
     return parser
 
 
@@ -192,13 +196,15 @@ def _clone(args: Sequence[object]) -> tuple[object, ...]:
 
 
 def cmd_bench(ns: argparse.Namespace) -> int:
+    from .bench import CASES
     from .bench import main as bench_main
-    from .examples import EXAMPLES
 
-    unknown = [name for name in ns.names if name != "all" and name not in EXAMPLES]
+    unknown = [name for name in ns.names if name not in CASES]
     if unknown:
-        raise UsageError(f"unknown sample kernel {', '.join(unknown)}; known: {', '.join(sorted(EXAMPLES))}")
-    bench_main(ns.names or None, ns.repeat)
+        raise UsageError(f"unknown bench case {', '.join(unknown)}; known: {', '.join(CASES)}")
+    if ns.threads is not None and ns.threads < 1 or ns.rounds < 1:
+        raise UsageError("--threads and --rounds take a positive count")
+    bench_main(ns.names or None, ns.rounds, ns.threads, ns.sizes)
     return 0
 
 

@@ -13,6 +13,8 @@ from .dialects import mlir_context
 from .errors import MLIRTextError, RewriteError
 from .input_checks import integer_value
 from .mlir_text import format_diagnostic, located, parse_module
+from .approximations import approximate_math
+from .schedules import fold_accumulating_matmuls, vectorize_copies, vectorize_tile_bodies
 
 TORCH_TO_LINALG = (
     "builtin.module(canonicalize,"
@@ -25,8 +27,9 @@ TORCH_TO_LINALG = (
 # and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first; the
 # canonicalize after it folds the copies bufferization leaves behind.
+FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse)"
 BUFFERIZE = (
-    "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse,lower-affine,"
+    "builtin.module(lower-affine,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},canonicalize,cse)"
 )
@@ -34,20 +37,32 @@ BUFFERIZE = (
 # (`drop_in_place_results`). buffer-results-to-out-params makes the caller own every other
 # output buffer (no leaks); refback-munge-memref-copy removes the JIT's need for
 # libmlir_c_runner_utils.
-_OUT_PARAMS_TO_LOOPS = (
-    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "scf-forall-to-for,func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
+_OUT_PARAMS = (
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref"
 )
+_TO_LOOPS = "func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
+# The grid's programs run on OpenMP threads (threads.py loads the runtime and sets their count).
+_PARALLEL_GRID = "scf-forall-to-parallel,convert-scf-to-openmp"
+# Vector ops: masks and multi-reductions first (row reductions stay lane-parallel), n-D
+# transfers unrolled to 1-D, reductions reassociated, contractions as FMAs of outer products.
 _LOOPS_TO_LLVM = (
+    "func.func(lower-vector-mask,lower-vector-multi-reduction{lowering-strategy=inner-reduction}),"
+    "convert-vector-to-scf{full-unroll=true},"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "arith-expand{include-bf16=true},convert-math-to-llvm,convert-math-to-libm,"
+    "convert-vector-to-llvm{reassociate-fp-reductions=true vector-contract-lowering=outerproduct},convert-ub-to-llvm,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-    "reconcile-unrealized-casts"
+    "convert-openmp-to-llvm,reconcile-unrealized-casts"
 )
-BUFFERS_TO_LLVM = f"builtin.module({_OUT_PARAMS_TO_LOOPS},{_LOOPS_TO_LLVM})"
-# With bounds checks, every memref access on the loops is verified at run time: an
-# out-of-bounds one prints the op and its kernel line, then aborts the process.
-BUFFERS_TO_LLVM_CHECKED = f"builtin.module({_OUT_PARAMS_TO_LOOPS},generate-runtime-verification,{_LOOPS_TO_LLVM})"
+GRID_TO_OPENMP = f"builtin.module({_OUT_PARAMS},{_PARALLEL_GRID})"
+BUFFERS_TO_LLVM = f"builtin.module({_TO_LOOPS},{_LOOPS_TO_LLVM})"
+
+# With bounds checks, every memref access of the scalar loops, on one thread, is verified at
+# run time: an out-of-bounds one prints the op and its kernel line, then aborts the process.
+BUFFERS_TO_LLVM_CHECKED = (
+    f"builtin.module({_OUT_PARAMS},scf-forall-to-for,{_TO_LOOPS},generate-runtime-verification,{_LOOPS_TO_LLVM})"
+)
 # Module attribute: {func name: per result, the argument it is written into in place, or -1}.
 IN_PLACE_RESULTS = "helion.in_place_results"
 
@@ -257,8 +272,28 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     rewrites = (reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
                 expand_fp8_truncations, emit_c_interface)
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
-        return (*linalg_steps(), *rewrites, BUFFERIZE, drop_in_place_results, BUFFERS_TO_LLVM_CHECKED)
-    return (*linalg_steps(), *rewrites, BUFFERIZE, drop_in_place_results, BUFFERS_TO_LLVM)
+        return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
+                BUFFERS_TO_LLVM_CHECKED)
+    return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, fold_accumulating_matmuls, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
+            vectorize_copies, approximate_math, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
+
+
+def inline_alloca_scopes(module: ir.Module) -> None:
+    """convert-scf-to-openmp wraps each program of the grid in memref.alloca_scope, whose
+    region must stay one block, which convert-scf-to-cf breaks. Nothing is stack-allocated
+    in a program before the loops are lowered (buffers are heap allocations), so each
+    scope's body is inlined into the parallel loop; a scope holding an alloca is an error."""
+    with mlir_context():
+        for scope in _ops_named(module, {"memref.alloca_scope"}):
+            body = list(scope.regions[0].blocks[0].operations)
+            if any(op.name == "memref.alloca" for op in body):
+                raise RewriteError("openmp", [(scope.location, "a grid program stack-allocates before its loops are lowered")])
+            *inlined, terminator = body
+            for op in inlined:
+                op.move_before(scope)
+            for result, value in zip(scope.results, terminator.operands):
+                result.replace_all_uses_with(value)
+            scope.erase()
 
 
 def drop_in_place_results(module: ir.Module) -> None:
@@ -305,8 +340,8 @@ def _drop_arg_results(func: ir.Operation) -> list[int]:
 
 
 # The stage an error names, per pass pipeline.
-STAGES = {TORCH_TO_LINALG: "torch-to-linalg", BUFFERIZE: "bufferize", BUFFERS_TO_LLVM: "linalg-to-llvm",
-          BUFFERS_TO_LLVM_CHECKED: "linalg-to-llvm"}
+STAGES = {TORCH_TO_LINALG: "torch-to-linalg", FUSE_ELEMENTWISE: "fuse-elementwise", BUFFERIZE: "bufferize",
+          GRID_TO_OPENMP: "grid-to-openmp", BUFFERS_TO_LLVM: "linalg-to-llvm", BUFFERS_TO_LLVM_CHECKED: "linalg-to-llvm"}
 
 
 def apply_steps(module: ir.Module, steps: tuple[PipelineStep, ...]) -> ir.Module:
@@ -362,5 +397,9 @@ NAMED_PIPELINES: dict[str, NamedPipeline] = {
         (resolve_helion_ops,),
     ),
     "helion-lower-to-linalg": NamedPipeline("kernel MLIR -> linalg on tensors (to_linalg_module)", linalg_steps()),
+    "helion-vectorize": NamedPipeline(
+        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (FUSE_ELEMENTWISE, fold_accumulating_matmuls, vectorize_tile_bodies)),
+    "helion-approximate-math": NamedPipeline(
+        "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma (approximations.py)", (approximate_math,)),
     "helion-lower-to-llvm": NamedPipeline("kernel MLIR -> LLVM dialect (to_llvm_module)", llvm_steps()),
 }

@@ -21,6 +21,7 @@ from .host_program import build_host_function, host_value
 from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
 from .mlir_text import parse_module
 from .passes import IN_PLACE_RESULTS, to_llvm_module
+from .threads import openmp_runtime, use_torch_threads
 
 
 def _descriptor_class(rank: int) -> type[ctypes.Structure]:
@@ -71,6 +72,7 @@ class Engine:
                 for at, h, o in zip(self.in_place, hosts, self.outputs)]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
         ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for at, t in zip(self.in_place, outs) if at < 0]
+        use_torch_threads()
         self.engine.invoke(self.name, *ptrs)
         for out, host in zip(outs, hosts):
             if out.data_ptr() != host.data_ptr():
@@ -111,6 +113,7 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     opt_level = OPT_LEVEL
     if any(a.dtype == torch.bfloat16 for a in ctx.kernel_args) and codegen_crashes(module, ctx.kernel_name, opt_level):
         opt_level = 0
+    openmp_runtime()  # the JIT resolves __kmpc_* against it
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
         in_place = list(module.operation.attributes[IN_PLACE_RESULTS][ctx.kernel_name])

@@ -1,0 +1,42 @@
+"""The OpenMP runtime multi-threaded kernels call, and how many threads they use.
+
+`convert-openmp-to-llvm` code calls `__kmpc_*` entry points, which torch's libgomp lacks;
+the pinned `intel-openmp` wheel installs `libiomp5.so`, which has them. It is loaded once,
+into the global symbol namespace so that JIT-compiled code resolves against it, and each
+launch runs on `torch.get_num_threads()` threads, as eager PyTorch does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import pathlib
+import sys
+
+import torch
+
+from .errors import HelionMLIRError
+
+OPENMP_LIBRARY = "libiomp5.so"
+
+
+@functools.cache
+def openmp_runtime() -> ctypes.CDLL:
+    """libiomp5.so from this environment's lib directory (where the wheel puts it)."""
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        path = pathlib.Path(prefix, "lib", OPENMP_LIBRARY)
+        if path.exists():
+            return ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    raise HelionMLIRError(f"no {OPENMP_LIBRARY} under {sys.prefix}/lib: install the pinned intel-openmp "
+                          "(pip install -e .) for multi-threaded kernels")
+
+
+_current = [0]
+
+
+def use_torch_threads() -> None:
+    """Kernels launched from now on use as many threads as eager PyTorch would."""
+    wanted = torch.get_num_threads()
+    if wanted != _current[0]:
+        openmp_runtime().omp_set_num_threads(ctypes.c_int(wanted))
+        _current[0] = wanted
