@@ -114,3 +114,13 @@ def test_zero_size_extents_emit_valid_mlir_and_run(args: list[str], tmp_path: pa
     assert cli.main(["validate", str(target)]) == 0
     assert cli.main(["run", f"{KERNELS}:add", "--args", *args]) == 0
     assert "match" in capsys.readouterr().out
+
+
+def test_bench_prints_a_row_per_case_and_the_geometric_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    """Small sizes: each case compiles, is checked against eager, and is timed beside it."""
+    assert cli.main(["bench", "add", "matmul_64", "--sizes", "small", "--rounds", "1", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "small sizes, f32 unless named, 1 thread(s), median of 1 rounds" in out
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    assert [r.split("|")[1].strip() for r in rows[2:]] == ["add", "matmul_64", "geometric mean"]
+    assert "GB/s" in rows[2] and "GFLOP/s" in rows[3]

@@ -24,7 +24,7 @@ func.func @round_trip(%x: tensor<37xf32>) -> tensor<37xf32> {
 // CHECK: llvm.func @round_trip
 // CHECK-NOT: arith.
 // CHECK-NOT: f8E4M3FN
-// Saturation at 448 (0x7E) and the NaN pattern (0x7F):
-// CHECK-DAG: llvm.mlir.constant(126 : i32)
-// CHECK-DAG: llvm.mlir.constant(127 : i32)
+// Saturation at 448 (0x7E) and the NaN pattern (0x7F), on the whole 37-lane vector:
+// CHECK-DAG: llvm.mlir.constant(dense<126> : vector<37xi32>)
+// CHECK-DAG: llvm.mlir.constant(dense<127> : vector<37xi32>)
 // CHECK: llvm.intr.umin

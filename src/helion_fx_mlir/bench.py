@@ -113,21 +113,23 @@ def bench_case(case: BenchCase, size: str, rounds: int) -> dict[str, Any]:
     engine = jit(bound, config)
     compile_s = time.perf_counter() - start
     host = build_host_function(bound.host_function, engine.run, config, engine.block_sizes)
-    torch.testing.assert_close(host(*args), example.reference(*args), rtol=2e-2, atol=2e-2, equal_nan=True)
+    result = host(*args)
+    torch.testing.assert_close(result, example.reference(*args), rtol=2e-2, atol=2e-2, equal_nan=True)
     ours, eager = [], []
     for _ in range(rounds):
         ours.append(_per_call_ms(lambda: host(*args), 0.05))
         eager.append(_per_call_ms(lambda: example.reference(*args), 0.05))
     ours_ms, eager_ms = statistics.median(ours), statistics.median(eager)
     return {"kernel": case.name, "compile s": compile_s, "ours ms": ours_ms, "eager ms": eager_ms,
-            "eager/ours": eager_ms / ours_ms, "throughput": _throughput(case, args, ours_ms)}
+            "eager/ours": eager_ms / ours_ms, "throughput": _throughput(case, args, result, ours_ms)}
 
 
-def _throughput(case: BenchCase, args: Args, ms: float) -> str:
+def _throughput(case: BenchCase, args: Args, result: Any, ms: float) -> str:
+    """GFLOP/s for contractions; else GB/s of the inputs read and the outputs written."""
     if case.flops is not None:
         return f"{case.flops(args) / ms / 1e6:.1f} GFLOP/s"
-    moved = sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))
-    return f"{2 * moved / ms / 1e6:.1f} GB/s"  # inputs read + an output about as large
+    tensors = [t for t in (*args, *(result if isinstance(result, tuple) else (result,))) if isinstance(t, torch.Tensor)]
+    return f"{sum(t.numel() * t.element_size() for t in tensors) / ms / 1e6:.1f} GB/s"
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:

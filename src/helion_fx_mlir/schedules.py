@@ -22,7 +22,7 @@ from .dialects import mlir_context
 from .errors import RewriteError
 
 TAG = "helion.schedule"
-VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64"}
+VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
 LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
 WHOLE_REDUCTION = 1024  # an innermost reduction up to this long is one vector
 MATMUL_TILE = (8, 32)  # accumulator rows x columns held in registers across the K loop
@@ -53,6 +53,32 @@ def vectorize_tile_bodies(module: ir.Module) -> None:
             _apply(module, transform_script(groups))
         for op in _tagged(module):
             del op.attributes[TAG]
+        _widen_contractions(module)
+
+
+def _widen_contractions(module: ir.Module) -> None:
+    """A bf16/f16 contraction into f32 gets its operands extended first: the outer-product
+    lowering takes one element type (AVX-512 has FMAs in f32)."""
+    for op in _ops_named(module, "vector.contract"):
+        acc_type = op.operands[2].type.element_type
+        if all(v.type.element_type == acc_type for v in op.operands[:2]):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            wide = [_extended(v, acc_type) for v in op.operands[:2]]
+            new = ir.Operation.create("vector.contract", results=[op.results[0].type],
+                                      operands=[*wide, *op.operands[2:]],
+                                      attributes={name: op.attributes[name] for name in op.attributes})
+        op.results[0].replace_all_uses_with(new.results[0])
+        op.erase()
+
+
+def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
+    if value.type.element_type == element:
+        return value
+    wide = ir.VectorType.get(value.type.shape, element)
+    if isinstance(element, ir.FloatType):
+        return arith.extf(wide, value)
+    return arith.extsi(wide, value)
 
 
 def fold_accumulating_matmuls(module: ir.Module) -> None:

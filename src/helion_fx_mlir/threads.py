@@ -20,15 +20,19 @@ from .errors import HelionMLIRError
 OPENMP_LIBRARY = "libiomp5.so"
 
 
-@functools.cache
-def openmp_runtime() -> ctypes.CDLL:
-    """libiomp5.so from this environment's lib directory (where the wheel puts it)."""
+def openmp_library() -> pathlib.Path:
+    """libiomp5.so in this environment's lib directory (where the wheel puts it)."""
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
         path = pathlib.Path(prefix, "lib", OPENMP_LIBRARY)
         if path.exists():
-            return ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+            return path
     raise HelionMLIRError(f"no {OPENMP_LIBRARY} under {sys.prefix}/lib: install the pinned intel-openmp "
                           "(pip install -e .) for multi-threaded kernels")
+
+
+@functools.cache
+def openmp_runtime() -> ctypes.CDLL:
+    return ctypes.CDLL(str(openmp_library()), mode=ctypes.RTLD_GLOBAL)
 
 
 _current = [0]

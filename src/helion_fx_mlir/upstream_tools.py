@@ -30,6 +30,7 @@ from .ir_visitor import IRVisitor
 from .lowering_context import LoweringContext
 from .mlir_text import ValidationResult, parse_module
 from .passes import to_llvm_module
+from .threads import openmp_library
 
 INSTALL_HINT = "pip install .[mlir-tools] (make setup installs it)"
 RUNNER_LIBS = ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
@@ -214,12 +215,25 @@ def runnable_llvm_text(kernel_text: str, kernel_name: str, inputs: Sequence[Any]
     module = parse_module(kernel_text)
     add_main(module, kernel_name, inputs, output_dtypes)
     to_llvm_module(module)
-    return str(module)
+    return _listed_bool_constants(str(module))
+
+
+_HEX_BOOLS = re.compile(r'dense<"0x([0-9A-Fa-f]+)"> : vector<(\d+)xi1>')
+
+
+def _listed_bool_constants(text: str) -> str:
+    """Large i1 vector constants (masks) as lists: the bindings print them in hex, one byte
+    per element, which LLVM 22.1's parser rejects as the wrong size."""
+    def listed(match: re.Match[str]) -> str:
+        values = bytes.fromhex(match.group(1))
+        return f"dense<[{', '.join('true' if b else 'false' for b in values)}]> : vector<{match.group(2)}xi1>"
+
+    return _HEX_BOOLS.sub(listed, text)
 
 
 def run_llvm_text(llvm_text: str) -> str:
-    """Run `main` with mlir-runner and the runner-utils libraries; its stdout."""
-    libs = ",".join(str(p) for p in require_tools().shared_libs())
+    """Run `main` with mlir-runner, the runner-utils libraries and the OpenMP runtime; its stdout."""
+    libs = ",".join(str(p) for p in [*require_tools().shared_libs(), openmp_library()])
     proc = run_tool("mlir-runner", ["-e", "main", "-entry-point-result=void", f"-shared-libs={libs}", "-"], llvm_text)
     if proc.returncode != 0:
         raise HelionMLIRError(f"mlir-runner failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
