@@ -24,7 +24,6 @@ from .errors import RewriteError
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
 LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
-WHOLE_REDUCTION = 1024  # an innermost reduction up to this long is one vector
 MATMUL_TILE = (8, 32)  # accumulator rows x columns held in registers across the K loop
 MAX_ROWS = 128  # 1-D transfers an n-D one may unroll into (compile time grows with them)
 MIN_LANES = 4
@@ -203,23 +202,12 @@ def _fill(op: ir.Operation) -> Schedule | None:
 
 
 def _generic(op: ir.Operation) -> Schedule | None:
-    """Elementwise: rows of LANES. Reductions: other loops one at a time, an innermost
-    reduction whole (one vector reduced per row) up to WHOLE_REDUCTION, an innermost
-    parallel dim LANES wide (outer-dim reductions become vector adds)."""
+    """Every loop one at a time but the innermost, LANES-wide chunks of it. Elementwise:
+    rows of vectors. An innermost reduction is reduced chunk by chunk into an accumulator
+    held in a register (whole-row vectors spill); an outer-dim reduction becomes vector
+    adds of rows."""
     extents = _loop_extents(op)
-    if extents is None:
-        return None
-    kinds = [str(ir.Attribute(k)).split("<")[-1].rstrip(">") for k in ir.ArrayAttr(op.attributes["iterator_types"])]
-    if all(k == "parallel" for k in kinds):
-        return _elementwise(extents)
-    tile = [1] * len(extents)
-    if kinds[-1] == "parallel":
-        tile[-1] = _inner(extents[-1])
-    elif extents[-1] <= WHOLE_REDUCTION:
-        tile[-1] = extents[-1]
-    else:
-        tile[-1] = _inner(extents[-1])
-    return _schedule(extents, tile)
+    return None if extents is None else _elementwise(extents)
 
 
 def _loop_extents(op: ir.Operation) -> list[int] | None:
