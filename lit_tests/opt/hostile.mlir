@@ -59,3 +59,13 @@ func.func @custom_form() -> index {
   %0 = loom.get_symbol
   return %0 : index
 }
+
+// -----
+
+// A grid trip count that divides by 0 (found by make fuzz-mlir): canonicalization folded
+// it to a poison loop bound, then crashed (SIGSEGV).
+func.func @divide_by_zero(%block: index) -> index {
+  // expected-error @below {{'affine.apply' has affine map ()[s0] -> (37 ceildiv 0) with divisor 0; floordiv, ceildiv and mod need a positive constant}}
+  %trips = affine.apply affine_map<()[s0] -> (37 ceildiv 0)>()[%block]
+  return %trips : index
+}

@@ -610,7 +610,7 @@ class _Progress:
 
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
-    parser = argparse.ArgumentParser(prog="python -m helion_fx_mlir.fuzz_mlir", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m helion_fx_mlir.fuzz_mlir", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--runs", type=int, default=int(env("FUZZ_MLIR_RUNS", "5000")),
                         help="default: $FUZZ_MLIR_RUNS or 5000")
     parser.add_argument("--seed", type=int, default=int(env("FUZZ_MLIR_SEED", "0")),

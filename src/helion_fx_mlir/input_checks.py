@@ -2,7 +2,9 @@
 
 Each guards against input that would otherwise crash the process rather than fail:
 bytes that are not UTF-8, nesting deep enough to overflow the parser's stack, block
-sizes our rewrites divide by, dtype codes torch-mlir aborts on. Problems come back as
+sizes our rewrites divide by, affine maps that divide by a constant that is not positive
+(canonicalization folds them to poison loop bounds, then crashes), dtype codes torch-mlir
+aborts on. Problems come back as
 (location, message) pairs so that each driver reports them in its own form.
 """
 
@@ -80,7 +82,7 @@ def unlocated_parse_failure(text: str) -> TextProblem:
 
 def module_problems(module: ir.Module) -> list[tuple[ir.Location, str]]:
     """What our rewrites and torch-mlir rely on in a parsed module, where it does not hold."""
-    return [*_block_size_problems(module), *_torch_operand_problems(module)]
+    return [*_block_size_problems(module), *_affine_divisor_problems(module), *_torch_operand_problems(module)]
 
 
 def _block_size_problems(module: ir.Module) -> Iterator[tuple[ir.Location, str]]:
@@ -91,6 +93,52 @@ def _block_size_problems(module: ir.Module) -> Iterator[tuple[ir.Location, str]]
             value = integer_value(op.attributes[name])
             if value is None or value <= 0:
                 yield op.location, f"module attribute '{name}' must be a positive integer, got {op.attributes[name]}"
+
+
+def _affine_divisor_problems(module: ir.Module) -> list[tuple[ir.Location, str]]:
+    """Affine maps in op attributes (affine.apply, affine.for bounds, indexing maps) whose
+    floordiv, ceildiv or mod takes a constant that is not positive: MLIR's affine
+    semantics require a positive divisor, and folding one crashes the canonicalizer."""
+    found: list[tuple[ir.Location, str]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for name in op.attributes:
+            for amap in _affine_maps(op.attributes[name]):
+                divisor = _bad_divisor(amap)
+                if divisor is not None:
+                    found.append((op.location, f"'{op.name}' has affine map {amap} with divisor {divisor}; "
+                                               "floordiv, ceildiv and mod need a positive constant"))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def _affine_maps(attr: ir.Attribute) -> Iterator[ir.AffineMap]:
+    """The affine maps in an attribute, inside arrays and dictionaries too."""
+    if isinstance(attr, ir.AffineMapAttr):
+        yield attr.value
+    elif isinstance(attr, ir.ArrayAttr):
+        for element in attr:
+            yield from _affine_maps(element)
+    elif isinstance(attr, ir.DictAttr):
+        for index in range(len(attr)):
+            yield from _affine_maps(attr[index].attr)
+
+
+_DIVISIONS = (ir.AffineFloorDivExpr, ir.AffineCeilDivExpr, ir.AffineModExpr)
+
+
+def _bad_divisor(amap: ir.AffineMap) -> int | None:
+    """The first constant divisor below 1 in the map's results, else None."""
+    pending = list(amap.results)
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, _DIVISIONS) and isinstance(expr.rhs, ir.AffineConstantExpr) and expr.rhs.value < 1:
+            return expr.rhs.value
+        if isinstance(expr, ir.AffineBinaryExpr):
+            pending += [expr.lhs, expr.rhs]
+    return None
 
 
 def integer_value(attr: ir.Attribute) -> int | None:
