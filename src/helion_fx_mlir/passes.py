@@ -14,7 +14,7 @@ from .errors import MLIRTextError, RewriteError
 from .input_checks import integer_value
 from .mlir_text import format_diagnostic, located, parse_module
 from .approximations import approximate_math
-from .schedules import fold_accumulating_matmuls, vectorize_copies, vectorize_tile_bodies
+from .schedules import fold_accumulations, vectorize_copies, vectorize_tile_bodies, write_into_loop_carried
 
 TORCH_TO_LINALG = (
     "builtin.module(canonicalize,"
@@ -29,16 +29,18 @@ TORCH_TO_LINALG = (
 # canonicalize after it folds the copies bufferization leaves behind.
 FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse)"
 BUFFERIZE = (
-    "builtin.module(lower-affine,"
+    "builtin.module(lower-affine,eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
-    "function-boundary-type-conversion=identity-layout-map},canonicalize,cse)"
+    "function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)"
 )
 # Results that are their own input buffers (outputs written in place) are gone
 # (`drop_in_place_results`). buffer-results-to-out-params makes the caller own every other
 # output buffer (no leaks); refback-munge-memref-copy removes the JIT's need for
-# libmlir_c_runner_utils.
+# libmlir_c_runner_utils. Temporaries of a loop body are allocated once, before the loop
+# (buffer-loop-hoisting; it does not hoist out of the grid's scf.forall, whose programs
+# each need their own).
 _OUT_PARAMS = (
-    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,"
+    "func.func(buffer-loop-hoisting),buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref"
 )
 _TO_LOOPS = "func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
@@ -274,7 +276,7 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
-    return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, fold_accumulating_matmuls, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
+    return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
             vectorize_copies, approximate_math, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
 
 
@@ -398,7 +400,7 @@ NAMED_PIPELINES: dict[str, NamedPipeline] = {
     ),
     "helion-lower-to-linalg": NamedPipeline("kernel MLIR -> linalg on tensors (to_linalg_module)", linalg_steps()),
     "helion-vectorize": NamedPipeline(
-        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (FUSE_ELEMENTWISE, fold_accumulating_matmuls, vectorize_tile_bodies)),
+        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies)),
     "helion-approximate-math": NamedPipeline(
         "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma (approximations.py)", (approximate_math,)),
     "helion-lower-to-llvm": NamedPipeline("kernel MLIR -> LLVM dialect (to_llvm_module)", llvm_steps()),

@@ -9,6 +9,7 @@ dialect refuses leaves its op unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class Schedule:
     tile: tuple[int, ...]
     vector: tuple[int, ...]
     contraction: bool = False  # vectorized as vector.contract (FMAs), not multiply + reduce
+    split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
 
 
 def vectorize_tile_bodies(module: ir.Module) -> None:
@@ -80,38 +82,96 @@ def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
     return arith.extsi(wide, value)
 
 
-def fold_accumulating_matmuls(module: ir.Module) -> None:
+def fold_accumulations(module: ir.Module) -> None:
     """`acc + matmul(a, b, zeros)` (how addmm and hl.dot with an accumulator arrive) becomes
-    `matmul(a, b, acc)`: accumulating into acc, as Helion's own dot does, so the
-    accumulator stays in registers and no second pass adds it."""
+    `matmul(a, b, acc)`, and `acc + sum(x, zeros)` (a manual reduction loop's
+    `acc = acc + x.sum(0)`) becomes `sum(x, acc)`: accumulating into acc, as Helion's own
+    dot does, so the accumulator stays in registers across the loop and no second pass adds it."""
     with mlir_context():
         for add in _ops_named(module, "linalg.generic"):
             found = _accumulation(add)
             if found is not None:
-                matmul, acc = found
-                matmul.move_before(add)
-                matmul.operands[len(matmul.operands) - 1] = acc
-                add.results[0].replace_all_uses_with(matmul.results[0])
+                producer, acc = found
+                producer.move_before(add)
+                producer.operands[len(producer.operands) - 1] = acc
+                add.results[0].replace_all_uses_with(producer.results[0])
                 add.erase()
 
 
-def _accumulation(add: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
-    """(matmul, acc) when `add` is an elementwise acc + matmul-from-zeros, the sole use of that matmul."""
-    body = list(add.regions[0].blocks[0].operations)
-    if len(add.operands) != 3 or len(body) != 2 or body[0].name != "arith.addf":
-        return None
-    args = list(add.regions[0].blocks[0].arguments)
-    if {body[0].operands[0], body[0].operands[1]} != {args[0], args[1]} or body[1].operands[0] != body[0].results[0]:
-        return None
-    if any(not ir.AffineMapAttr(m).value.is_permutation or str(ir.AffineMapAttr(m).value) != str(
-            ir.AffineMap.get_identity(ir.AffineMapAttr(m).value.n_dims)) for m in ir.ArrayAttr(add.attributes["indexing_maps"])):
-        return None
-    for mm_value, acc in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
-        matmul = mm_value.owner
-        if isinstance(matmul, ir.OpView) and matmul.name in PLAIN_MAPS and _from_zeros(matmul.operands[2]) \
-                and _single_use(mm_value) and acc.type == mm_value.type == add.results[0].type:
-            return matmul.operation, acc
+def write_into_loop_carried(module: ir.Module) -> None:
+    """A loop-carried tile value (`acc`, `m_i`, `l_i` of a loop over tiles) that is computed
+    into a fresh `tensor.empty` each iteration is computed into the loop's own iter_arg
+    instead, so bufferization can update one buffer in place rather than allocate a new
+    one per iteration. The chain is followed back through the ops that write into their
+    init (`matmul(p, v, acc * alpha)`) to the op that starts from an empty tensor; that op
+    must not read its init. Where the old value is still read later, bufferization copies."""
+    with mlir_context():
+        for loop in [*_ops_named(module, "affine.for"), *_ops_named(module, "scf.for")]:
+            body = loop.regions[0].blocks[0]
+            carried = list(body.arguments)[1:]
+            yielded = list(body.operations)[-1].operands
+            for value, iter_arg in zip(yielded, carried):
+                start = _empty_started(value, body)
+                if start is not None and iter_arg.type == start.operands[-1].type:
+                    start.operands[len(start.operands) - 1] = iter_arg
+
+
+def _empty_started(value: ir.Value, body: ir.Block) -> ir.Operation | None:
+    """The linalg op in `body` at the start of value's chain of inits, if it writes a
+    tensor.empty it never reads."""
+    for _ in range(8):
+        owner = value.owner
+        if not isinstance(owner, ir.OpView) or not owner.name.startswith("linalg.") or len(owner.results) != 1 \
+                or owner.operation.block != body:
+            return None
+        init = owner.operands[-1]
+        if isinstance(init.owner, ir.OpView) and init.owner.name == "tensor.empty":
+            return owner.operation if owner.name == "linalg.generic" and not _reads_init(owner) else None
+        value = init
     return None
+
+
+def _reads_init(op: ir.OpView) -> bool:
+    return any(True for _ in list(op.regions[0].blocks[0].arguments)[-1].uses)
+
+
+def _accumulation(add: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
+    """(producer, acc) when `add` is an elementwise acc + (a matmul or sum from zeros), the
+    sole use of that producer."""
+    if len(add.operands) != 3 or not _is_add_of_inputs(add):
+        return None
+    if any(str(ir.AffineMapAttr(m).value) != str(ir.AffineMap.get_identity(ir.AffineMapAttr(m).value.n_dims))
+           for m in ir.ArrayAttr(add.attributes["indexing_maps"])):
+        return None
+    for value, acc in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        producer = value.owner
+        if isinstance(producer, ir.OpView) and _accumulates_into_init(producer) and _from_zeros(producer.operands[-1]) \
+                and _single_use(value) and acc.type == value.type == add.results[0].type:
+            return producer.operation, acc
+    return None
+
+
+def _is_add_of_inputs(op: ir.Operation) -> bool:
+    """A linalg.generic whose body is `yield in0 + in1` (floating point)."""
+    block = op.regions[0].blocks[0]
+    body, args = list(block.operations), list(block.arguments)
+    return len(body) == 2 and body[0].name == "arith.addf" and len(args) == 3 \
+        and {body[0].operands[0], body[0].operands[1]} == {args[0], args[1]} and body[1].operands[0] == body[0].results[0]
+
+
+def _accumulates_into_init(op: ir.OpView) -> bool:
+    """A plain matmul, or a one-input sum reduction (`yield in + out`): adding its init to its result is the same
+    as starting from that init."""
+    if op.name in PLAIN_MAPS:
+        return True
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return False
+    if "reduction" not in str(op.attributes["iterator_types"]):
+        return False
+    block = op.regions[0].blocks[0]
+    body, (inp, out) = list(block.operations), list(block.arguments)
+    return len(body) == 2 and body[0].name == "arith.addf" and {body[0].operands[0], body[0].operands[1]} == {inp, out} \
+        and body[1].operands[0] == body[0].results[0]
 
 
 def _from_zeros(value: ir.Value) -> bool:
@@ -203,11 +263,26 @@ def _fill(op: ir.Operation) -> Schedule | None:
 
 def _generic(op: ir.Operation) -> Schedule | None:
     """Every loop one at a time but the innermost, LANES-wide chunks of it. Elementwise:
-    rows of vectors. An innermost reduction is reduced chunk by chunk into an accumulator
-    held in a register (whole-row vectors spill); an outer-dim reduction becomes vector
-    adds of rows."""
+    rows of vectors. An outer-dim reduction becomes vector adds of rows. An innermost
+    reduction longer than one chunk is split: chunks are combined lane by lane into a
+    LANES-wide partial accumulator held in registers, reduced across lanes once at the end."""
     extents = _loop_extents(op)
-    return None if extents is None else _elementwise(extents)
+    if not extents:
+        return None
+    chunk = _inner(extents[-1])
+    if _innermost_reduction(op) and extents[-1] > chunk and extents[-1] % chunk == 0:
+        rows = _schedule(extents, [1] * (len(extents) - 1) + [extents[-1]])
+        return rows and dataclasses.replace(rows, split_reduction=chunk)
+    return _elementwise(extents)
+
+
+def _innermost_reduction(op: ir.Operation) -> bool:
+    """One result, only the innermost loop reduces (the split takes one reduction dim), and
+    the result's map is a projected permutation (a keepdim `0` in it does not vectorize)."""
+    kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+    result_map = ir.AffineMapAttr(list(ir.ArrayAttr(op.attributes["indexing_maps"]))[-1]).value
+    return len(op.results) == 1 and kinds[-1].endswith("reduction>") and result_map.is_projected_permutation \
+        and not any(kind.endswith("reduction>") for kind in kinds[:-1])
 
 
 def _loop_extents(op: ir.Operation) -> list[int] | None:
@@ -279,6 +354,9 @@ def transform_script(groups: dict[Schedule, int]) -> str:
     ^bb0(%loop: !transform.any_op):
       transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
     }}
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
     transform.yield
   }}
 }}"""
@@ -296,15 +374,37 @@ def _group_steps(schedule: Schedule, index: int) -> str:
         steps.append(f"    {results} = transform.structured.tile_using_for %g{index} tile_sizes "
                      f"[{', '.join(map(str, schedule.tile))}] : ({any_op}) -> ({', '.join([any_op] * (loops + 1))})")
         handle = f"%t{index}"
+    steps.append(_split_steps(schedule, handle) if schedule.split_reduction else _vectorize_steps(schedule, handle))
+    return "\n".join(steps)
+
+
+def _vectorize_steps(schedule: Schedule, handle: str) -> str:
     options = " {create_named_contraction}" if schedule.contraction else ""
-    steps.append(f"""    transform.foreach {handle} : {any_op} {{
+    return f"""    transform.foreach {handle} : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      transform.sequence %op : !transform.any_op failures(suppress) {{
+      ^bb1(%one: !transform.any_op):
+        transform.structured.vectorize %one vector_sizes [{', '.join(map(str, schedule.vector))}]{options} : !transform.any_op
+      }}
+    }}"""
+
+
+def _split_steps(schedule: Schedule, handle: str) -> str:
+    """The innermost reduction loop in chunks into a partial accumulator (its init the
+    combiner's neutral value), merged into the op's own init after the loop; all three vectorized."""
+    any_op = "!transform.any_op"
+    sizes = ", ".join(["0"] * (len(schedule.tile) - 1) + [str(schedule.split_reduction)])
+    return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
-        transform.structured.vectorize %one vector_sizes [{', '.join(map(str, schedule.vector))}]{options} : {any_op}
+        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one by tile_sizes = [{sizes}]
+          : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})
+        transform.structured.vectorize %fill : {any_op}
+        transform.structured.vectorize %chunks : {any_op}
+        transform.structured.vectorize %merge : {any_op}
       }}
-    }}""")
-    return "\n".join(steps)
+    }}"""
 
 
 def _apply(module: ir.Module, script: str) -> None:
