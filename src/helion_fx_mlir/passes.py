@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,20 +28,21 @@ TORCH_TO_LINALG = (
 # and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first; the
 # canonicalize after it folds the copies bufferization leaves behind.
-FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse)"
+FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops),canonicalize,cse)"
 BUFFERIZE = (
     "builtin.module(lower-affine,eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
-    "function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)"
+    "function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize,"
+    # Temporaries of a loop body are allocated once, before the loop; it does not hoist out
+    # of the grid's scf.forall, whose programs each need their own.
+    "func.func(buffer-loop-hoisting))"
 )
 # Results that are their own input buffers (outputs written in place) are gone
 # (`drop_in_place_results`). buffer-results-to-out-params makes the caller own every other
 # output buffer (no leaks); refback-munge-memref-copy removes the JIT's need for
-# libmlir_c_runner_utils. Temporaries of a loop body are allocated once, before the loop
-# (buffer-loop-hoisting; it does not hoist out of the grid's scf.forall, whose programs
-# each need their own).
+# libmlir_c_runner_utils.
 _OUT_PARAMS = (
-    "func.func(buffer-loop-hoisting),buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,"
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref"
 )
 _TO_LOOPS = "func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
@@ -277,25 +279,73 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
     return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
-            vectorize_copies, approximate_math, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
+            vectorize_copies, approximate_math, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
+
+
+# A grid program's own buffers up to this size live on its thread's stack (see stack_program_buffers).
+MAX_STACK_BUFFER = 64 * 1024
+MAX_STACK_PER_PROGRAM = 256 * 1024
+
+
+def stack_program_buffers(module: ir.Module) -> None:
+    """A grid program's temporaries (static buffers allocated in the body of the scf.forall,
+    not inside its loops) become stack buffers: with tens of thousands of small programs,
+    malloc and free per program cost more than the work. After the grid becomes OpenMP,
+    `inline_alloca_scopes` moves them to the start of the parallel region, one per thread,
+    reused by the programs that thread runs one after another."""
+    with mlir_context():
+        for grid in _ops_named(module, {"scf.forall"}):
+            budget = MAX_STACK_PER_PROGRAM
+            for op in list(grid.regions[0].blocks[0].operations):
+                size = _static_bytes(op) if op.name == "memref.alloc" else None
+                if size is None or size > MAX_STACK_BUFFER or size > budget:
+                    continue
+                budget -= size
+                with ir.InsertionPoint(op), op.location:
+                    alloca = ir.Operation.create("memref.alloca", results=[op.results[0].type],
+                                                 attributes={name: op.attributes[name] for name in op.attributes},
+                                                 operands=[])
+                op.results[0].replace_all_uses_with(alloca.results[0])
+                op.erase()
+
+
+def _static_bytes(alloc: ir.Operation) -> int | None:
+    """The byte size of a static-shaped alloc with no dynamic sizes or symbols, else None."""
+    memref = ir.MemRefType(alloc.results[0].type)
+    width = getattr(memref.element_type, "width", None)
+    if alloc.operands or not memref.has_static_shape or not isinstance(width, int) or width % 8:
+        return None
+    return math.prod(memref.shape) * width // 8
 
 
 def inline_alloca_scopes(module: ir.Module) -> None:
     """convert-scf-to-openmp wraps each program of the grid in memref.alloca_scope, whose
-    region must stay one block, which convert-scf-to-cf breaks. Nothing is stack-allocated
-    in a program before the loops are lowered (buffers are heap allocations), so each
-    scope's body is inlined into the parallel loop; a scope holding an alloca is an error."""
+    region must stay one block, which convert-scf-to-cf breaks. So each scope's body is
+    inlined into the parallel loop, and its stack buffers (`stack_program_buffers`) move to
+    the start of the enclosing omp.parallel region: one per thread, not one per program."""
     with mlir_context():
         for scope in _ops_named(module, {"memref.alloca_scope"}):
             body = list(scope.regions[0].blocks[0].operations)
-            if any(op.name == "memref.alloca" for op in body):
-                raise RewriteError("openmp", [(scope.location, "a grid program stack-allocates before its loops are lowered")])
             *inlined, terminator = body
+            region_start = _parallel_region_start(scope) if any(op.name == "memref.alloca" for op in body) else None
             for op in inlined:
-                op.move_before(scope)
+                if op.name == "memref.alloca":
+                    op.move_before(region_start)
+                else:
+                    op.move_before(scope)
             for result, value in zip(scope.results, terminator.operands):
                 result.replace_all_uses_with(value)
             scope.erase()
+
+
+def _parallel_region_start(op: ir.Operation) -> ir.Operation:
+    """The first op of the omp.parallel region around `op` (where per-thread buffers go)."""
+    parent = op.parent
+    while parent is not None and parent.name != "omp.parallel":
+        parent = parent.parent
+    if parent is None:
+        raise RewriteError("openmp", [(op.location, "a stack buffer outside an OpenMP parallel region")])
+    return parent.regions[0].blocks[0].operations[0]
 
 
 def drop_in_place_results(module: ir.Module) -> None:

@@ -3,9 +3,10 @@
 `convert-openmp-to-llvm` code calls `__kmpc_*` entry points, which torch's libgomp lacks;
 the pinned `intel-openmp` wheel installs `libiomp5.so`, which has them. It is loaded once,
 into the global symbol namespace so that JIT-compiled code resolves against it, and each
-launch runs on `torch.get_num_threads()` threads, as eager PyTorch does. Its threads sleep
-as soon as a launch ends (`KMP_BLOCKTIME=0` unless the user set it): by default they would
-spin for 200 ms, taking the cores from the user's own PyTorch work that follows.
+launch runs on `torch.get_num_threads()` threads, as eager PyTorch does. Its threads wait
+for the next launch spinning 1 ms, then sleep (`KMP_BLOCKTIME=1` unless the user set it):
+back-to-back launches need not wake sleeping threads, and by default they would spin for
+200 ms, taking the cores from the user's own PyTorch work that follows.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def openmp_library() -> pathlib.Path:
 
 @functools.cache
 def openmp_runtime() -> ctypes.CDLL:
-    os.environ.setdefault("KMP_BLOCKTIME", "0")  # read when the runtime starts, at its first parallel region
+    os.environ.setdefault("KMP_BLOCKTIME", "1")  # ms; read when the runtime starts, at its first parallel region
     return ctypes.CDLL(str(openmp_library()), mode=ctypes.RTLD_GLOBAL)
 
 
