@@ -278,7 +278,7 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
-    return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
+    return (*linalg_steps(), *rewrites, fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
             vectorize_copies, approximate_math, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
 
 
@@ -450,7 +450,7 @@ NAMED_PIPELINES: dict[str, NamedPipeline] = {
     ),
     "helion-lower-to-linalg": NamedPipeline("kernel MLIR -> linalg on tensors (to_linalg_module)", linalg_steps()),
     "helion-vectorize": NamedPipeline(
-        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies)),
+        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies)),
     "helion-approximate-math": NamedPipeline(
         "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma (approximations.py)", (approximate_math,)),
     "helion-lower-to-llvm": NamedPipeline("kernel MLIR -> LLVM dialect (to_llvm_module)", llvm_steps()),
