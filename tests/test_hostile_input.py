@@ -22,12 +22,17 @@ DTYPE = '''func.func @f(%a: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> 
   %0 = torch.prims.convert_element_type %a, %c : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],f32>
   return %0 : !torch.vtensor<[4],f32>
 }'''
+DIVIDE_BY_ZERO = '''func.func @f(%b: index) -> index {
+  %0 = affine.apply affine_map<()[s0] -> (37 ceildiv 0)>()[%b]
+  return %0 : index
+}'''
 DEEP = "module attributes {test.a = " + "[" * 5000 + "]" * 5000 + "} {}"
 
 HOSTILE = {
     "block-size-0": (GET_SYMBOL.replace("BS", "0 : index"), "k.mlir:1:1: error: module attribute 'loom.block_size_0' must be a positive integer"),
     "block-size-str": (GET_SYMBOL.replace("BS", '"x"'), "k.mlir:1:1: error: module attribute 'loom.block_size_0' must be a positive integer"),
     "dtype-code": (DTYPE, "k.mlir:3:8: error: 'torch.prims.convert_element_type' has dtype code 99"),
+    "affine-divisor-0": (DIVIDE_BY_ZERO, "k.mlir:2:8: error: 'affine.apply' has affine map ()[s0] -> (37 ceildiv 0) with divisor 0"),
     "deep-nesting": (DEEP, "k.mlir:1:1028: error: nesting deeper than 1000 levels is not supported"),
 }
 
@@ -44,7 +49,8 @@ def test_validator_returns_located_diagnostics(name: str) -> None:
 def test_lowering_raises_our_error_with_a_place(name: str) -> None:
     with pytest.raises(MLIRTextError) as err:
         lower_to_linalg(HOSTILE[name][0])
-    assert err.value.diagnostics[0].startswith("<mlir>:1:" if name != "dtype-code" else "<mlir>:3:8:")
+    place = {"dtype-code": "<mlir>:3:8:", "affine-divisor-0": "<mlir>:2:8:"}.get(name, "<mlir>:1:")
+    assert err.value.diagnostics[0].startswith(place)
 
 
 def test_missing_symbol_is_located_at_the_op() -> None:
