@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import sys
 
 import pytest
@@ -23,6 +24,34 @@ def test_bounded_run_has_no_crash_mismatch_or_error() -> None:
     assert [o.case.index for o in outcomes] == list(range(BOUNDED_CASES))
     if fuzz.failing(outcomes):
         pytest.fail(fuzz.report(outcomes, bounds_checks=False), pytrace=False)
+
+
+# Cases a `make fuzz` run found (seed 0): bf16 masked stores and huge pad vectors aborted
+# LLVM ("Do not know how to soft promote", "Cannot select"); vector<64x8192xf32> transfers
+# took minutes to compile.
+FOUND = [
+    '{"example":"scan_reverse_cumsum","dtype":"bf16","shape_map":{"37":29,"100":65},"seed":100496873,"config":{"block_sizes":[32]}}',
+    '{"example":"cat_columns","dtype":"bf16","shape_map":{"30":386,"37":35,"50":2049},"seed":1379459410,'
+    '"config":{"block_sizes":[8],"reduction_loops":[null]}}',
+    '{"example":"rms_norm","dtype":"f32","shape_map":{"100":4099},"seed":22252057,"config":{"block_sizes":[64],"reduction_loops":[null]}}',
+    '{"example":"split_k_atomic","dtype":"f32","shape_map":{"37":43,"50":387,"300":514},"seed":1733917167,'
+    '"config":{"block_sizes":[64,256,32]}}',
+]
+RUN_FOUND = """
+import sys
+from helion_fx_mlir import fuzz
+fuzz.register_out_dtype_matmuls()
+for text in sys.argv[1:]:
+    outcome = fuzz.run_case(fuzz.FuzzCase.from_dict(fuzz.json.loads(text)))
+    print(outcome.status, outcome.case.example, outcome.detail, flush=True)
+"""
+
+
+def test_cases_the_fuzzer_found_pass_in_a_child_quickly() -> None:
+    """In a child, so that an LLVM abort fails this test rather than the worker."""
+    done = subprocess.run([sys.executable, "-c", RUN_FOUND, *FOUND], capture_output=True, text=True, timeout=240)
+    statuses = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+    assert done.returncode == 0 and statuses == ["ok"] * len(FOUND), done.stdout + done.stderr[-2000:]
 
 
 def test_plans_are_deterministic_and_cover_every_example_each_round() -> None:

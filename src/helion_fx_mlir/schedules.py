@@ -24,10 +24,14 @@ from .errors import RewriteError
 
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
+HALF_TYPES = {"f16", "bf16"}
 LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
 MATMUL_TILE = (8, 32)  # accumulator rows x columns held in registers across the K loop
 MAX_ROWS = 128  # 1-D transfers an n-D one may unroll into (compile time grows with them)
 MIN_LANES = 4
+# Elements one transfer may move: LLVM legalizes a huge vector type slowly (minutes for
+# vector<64x8192xf32>) and, for bf16, into stores it cannot select.
+MAX_TRANSFER = 16384
 SCALAR_ONLY_OPS = {"math.fpowi", "math.ipowi"}
 
 
@@ -326,8 +330,10 @@ def _pad(op: ir.Operation) -> Schedule | None:
 
 
 def _unrolls_well(shape: Sequence[int]) -> bool:
-    """An n-D transfer is unrolled into one 1-D transfer per row: few rows, each several lanes."""
-    return 0 not in shape and math.prod(shape[:-1]) <= MAX_ROWS and shape[-1] >= MIN_LANES
+    """An n-D transfer is unrolled into one 1-D transfer per row: few rows, each several
+    lanes, and not too many elements in all."""
+    return 0 not in shape and math.prod(shape[:-1]) <= MAX_ROWS and shape[-1] >= MIN_LANES \
+        and math.prod(shape) <= MAX_TRANSFER
 
 
 SCHEDULERS = {"linalg.fill": _fill, "linalg.generic": _generic, "linalg.matmul": _matmul,
@@ -440,9 +446,12 @@ def _ops_named(module: ir.Module, name: str) -> list[ir.Operation]:
 
 
 def _copy_bound(value: ir.Value) -> list[int] | None:
-    """Static sizes no larger than the view's: its own, or the buffer it is a full-rank view of."""
+    """Static sizes no larger than the view's: its own, or the buffer it is a full-rank view of.
+    Not for f16/bf16: LLVM's X86 backend aborts on their masked stores ("Do not know how to
+    soft promote this operator's operand"), at every optimization level."""
     memref = ir.MemRefType(value.type)
-    if str(memref.element_type) not in VECTOR_ELEMENT_TYPES or memref.rank == 0:
+    element = str(memref.element_type)
+    if element not in VECTOR_ELEMENT_TYPES or element in HALF_TYPES or memref.rank == 0:
         return None
     shape = list(memref.shape)
     owner = value.owner
