@@ -156,25 +156,29 @@ def _accumulation(add: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
 
 
 def _is_add_of_inputs(op: ir.Operation) -> bool:
-    """A linalg.generic whose body is `yield in0 + in1` (floating point)."""
+    """A linalg.generic whose body is `yield in0 + in1`."""
     block = op.regions[0].blocks[0]
-    body, args = list(block.operations), list(block.arguments)
-    return len(body) == 2 and body[0].name == "arith.addf" and len(args) == 3 \
-        and {body[0].operands[0], body[0].operands[1]} == {args[0], args[1]} and body[1].operands[0] == body[0].results[0]
+    args = list(block.arguments)
+    return len(args) == 3 and _yields_sum(block, args[0], args[1])
 
 
 def _accumulates_into_init(op: ir.OpView) -> bool:
-    """A plain matmul, or a one-input sum reduction (`yield in + out`): adding its init to its result is the same
-    as starting from that init."""
+    """A plain matmul, or a one-input sum reduction (`yield in + out`): adding its init to
+    its result is the same as starting from that init."""
     if op.name in PLAIN_MAPS:
         return True
-    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
-        return False
-    if "reduction" not in str(op.attributes["iterator_types"]):
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1 \
+            or "reduction" not in str(op.attributes["iterator_types"]):
         return False
     block = op.regions[0].blocks[0]
-    body, (inp, out) = list(block.operations), list(block.arguments)
-    return len(body) == 2 and body[0].name == "arith.addf" and {body[0].operands[0], body[0].operands[1]} == {inp, out} \
+    inp, out = list(block.arguments)
+    return _yields_sum(block, inp, out)
+
+
+def _yields_sum(block: ir.Block, first: ir.Value, second: ir.Value) -> bool:
+    """The block is `yield first + second` (floating point)."""
+    body = list(block.operations)
+    return len(body) == 2 and body[0].name == "arith.addf" and set(body[0].operands) == {first, second} \
         and body[1].operands[0] == body[0].results[0]
 
 
@@ -385,12 +389,13 @@ def _group_steps(schedule: Schedule, index: int) -> str:
 
 
 def _vectorize_steps(schedule: Schedule, handle: str) -> str:
+    any_op = "!transform.any_op"
     options = " {create_named_contraction}" if schedule.contraction else ""
-    return f"""    transform.foreach {handle} : !transform.any_op {{
-    ^bb0(%op: !transform.any_op):
-      transform.sequence %op : !transform.any_op failures(suppress) {{
-      ^bb1(%one: !transform.any_op):
-        transform.structured.vectorize %one vector_sizes [{', '.join(map(str, schedule.vector))}]{options} : !transform.any_op
+    return f"""    transform.foreach {handle} : {any_op} {{
+    ^bb0(%op: {any_op}):
+      transform.sequence %op : {any_op} failures(suppress) {{
+      ^bb1(%one: {any_op}):
+        transform.structured.vectorize %one vector_sizes [{', '.join(map(str, schedule.vector))}]{options} : {any_op}
       }}
     }}"""
 
