@@ -266,6 +266,12 @@ def guard_integer_division(module: ir.Module) -> None:
 PipelineStep = str | Callable[[ir.Module], None]
 
 
+# linalg on tensors -> vector ops, before bufferizing: accumulations fold before fusion
+# (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
+VECTORIZE_STEPS: tuple[PipelineStep, ...] = (fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations,
+                                             write_into_loop_carried, vectorize_tile_bodies)
+
+
 def linalg_steps() -> tuple[PipelineStep, ...]:
     """Kernel MLIR -> linalg on tensors."""
     return (resolve_helion_ops, TORCH_TO_LINALG)
@@ -278,7 +284,7 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
-    return (*linalg_steps(), *rewrites, fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies, BUFFERIZE, drop_in_place_results,
+    return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, BUFFERIZE, drop_in_place_results,
             vectorize_copies, approximate_math, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM)
 
 
@@ -450,7 +456,7 @@ NAMED_PIPELINES: dict[str, NamedPipeline] = {
     ),
     "helion-lower-to-linalg": NamedPipeline("kernel MLIR -> linalg on tensors (to_linalg_module)", linalg_steps()),
     "helion-vectorize": NamedPipeline(
-        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", (fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations, write_into_loop_carried, vectorize_tile_bodies)),
+        "linalg on tensors -> fused, register-tiled vector ops (schedules.py)", VECTORIZE_STEPS),
     "helion-approximate-math": NamedPipeline(
         "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma (approximations.py)", (approximate_math,)),
     "helion-lower-to-llvm": NamedPipeline("kernel MLIR -> LLVM dialect (to_llvm_module)", llvm_steps()),
