@@ -15,6 +15,7 @@ from .errors import MLIRTextError, RewriteError
 from .input_checks import integer_value
 from .mlir_text import format_diagnostic, located, parse_module
 from .approximations import approximate_math
+from .whole_contractions import whole_k_contractions
 from .schedules import fold_accumulations, vectorize_copies, vectorize_tile_bodies, write_into_loop_carried
 
 TORCH_TO_LINALG = (
@@ -269,7 +270,7 @@ PipelineStep = str | Callable[[ir.Module], None]
 # linalg on tensors -> vector ops, before bufferizing: accumulations fold before fusion
 # (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
 VECTORIZE_STEPS: tuple[PipelineStep, ...] = (fold_accumulations, FUSE_ELEMENTWISE, fold_accumulations,
-                                             write_into_loop_carried, vectorize_tile_bodies)
+                                             whole_k_contractions, write_into_loop_carried, vectorize_tile_bodies)
 
 
 def linalg_steps() -> tuple[PipelineStep, ...]:

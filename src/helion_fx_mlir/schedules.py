@@ -330,10 +330,10 @@ def _divisor(extent: int, most: int) -> int:
 def _pad(op: ir.Operation) -> Schedule | None:
     """A padded load: one masked vector read of the block (valid lanes), the rest the pad value."""
     shape = _shape(op.results[0])
-    return Schedule((), tuple(shape)) if _unrolls_well(shape) else None
+    return Schedule((), tuple(shape)) if unrolls_well(shape) else None
 
 
-def _unrolls_well(shape: Sequence[int]) -> bool:
+def unrolls_well(shape: Sequence[int]) -> bool:
     """An n-D transfer is unrolled into one 1-D transfer per row: few rows, each several
     lanes, and not too many elements in all."""
     return 0 not in shape and math.prod(shape[:-1]) <= MAX_ROWS and shape[-1] >= MIN_LANES \
@@ -465,7 +465,7 @@ def _copy_bound(value: ir.Value) -> list[int] | None:
         shape = list(source.shape) if source.rank == memref.rank and source.has_static_shape else shape
     if any(ir.ShapedType.is_dynamic_size(d) for d in shape):
         return None
-    return shape if _unrolls_well(shape) else None
+    return shape if unrolls_well(shape) else None
 
 
 def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
