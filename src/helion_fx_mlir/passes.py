@@ -28,10 +28,12 @@ TORCH_TO_LINALG = (
 # Elementwise linalg ops are fused first: torch-mlir makes one linalg.generic per ATen op,
 # and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first; the
-# canonicalize after it folds the copies bufferization leaves behind.
+# canonicalize after it folds the copies bufferization leaves behind. The cse before it
+# merges repeated reads of a loop-carried tile (`m_i` read for `m_new` and again for
+# `alpha`), so none is left after the tile's in-place update, which would force a copy.
 FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops),canonicalize,cse)"
 BUFFERIZE = (
-    "builtin.module(lower-affine,eliminate-empty-tensors,"
+    "builtin.module(lower-affine,cse,eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize,"
     # Temporaries of a loop body are allocated once, before the loop; it does not hoist out

@@ -118,6 +118,20 @@ def write_into_loop_carried(module: ir.Module) -> None:
                 start = _empty_started(value, body)
                 if start is not None and iter_arg.type == start.operands[-1].type:
                     start.operands[len(start.operands) - 1] = iter_arg
+                    _read_through_init(start)
+
+
+def _read_through_init(op: ir.Operation) -> None:
+    """An input that is the op's own init, read at the same place as it is written
+    (`acc * alpha` into acc), is read through the init's block argument instead: tiled, the
+    op then reads each tile from the buffer it updates, not from the value before the
+    update, which bufferization would have to copy to keep."""
+    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+    args = list(op.regions[0].blocks[0].arguments)
+    init = op.operands[len(op.operands) - 1]
+    for value, amap, arg in zip(list(op.operands)[:-1], maps, args):
+        if value == init and amap == maps[-1]:
+            arg.replace_all_uses_with(args[-1])
 
 
 def _empty_started(value: ir.Value, body: ir.Block) -> ir.Operation | None:
