@@ -1,51 +1,45 @@
-"""The OpenMP runtime multi-threaded kernels call, and how many threads they use.
+"""The OpenMP runtime multi-threaded kernels run on, and how many threads they use.
 
-`convert-openmp-to-llvm` code calls `__kmpc_*` entry points, which torch's libgomp lacks;
-the pinned `intel-openmp` wheel installs `libiomp5.so`, which has them. It is loaded once,
-into the global symbol namespace so that JIT-compiled code resolves against it, and each
-launch runs on `torch.get_num_threads()` threads, as eager PyTorch does. Its threads wait
-for the next launch spinning 1 ms, then sleep (`KMP_BLOCKTIME=1` unless the user set it):
-back-to-back launches need not wake sleeping threads, and by default they would spin for
-200 ms, taking the cores from the user's own PyTorch work that follows.
+Kernels run on torch's own libgomp (`openmp_abi.py` maps the `__kmpc_*` calls MLIR's
+OpenMP translation emits onto it), so a kernel and the eager operators around it share one
+pool of threads: no second pool spins on the cores the other needs. The library is loaded
+into the global symbol namespace, where JIT-compiled code resolves `GOMP_parallel`, and each
+launch runs on `torch.get_num_threads()` threads, as eager PyTorch does.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import pathlib
-import sys
+import threading
 
 import torch
 
 from .errors import HelionMLIRError
 
-OPENMP_LIBRARY = "libiomp5.so"
-
 
 def openmp_library() -> pathlib.Path:
-    """libiomp5.so in this environment's lib directory (where the wheel puts it)."""
-    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
-        path = pathlib.Path(prefix, "lib", OPENMP_LIBRARY)
-        if path.exists():
-            return path
-    raise HelionMLIRError(f"no {OPENMP_LIBRARY} under {sys.prefix}/lib: install the pinned intel-openmp "
-                          "(pip install -e .) for multi-threaded kernels")
+    """The libgomp torch is linked against, in torch's lib directory."""
+    found = sorted(pathlib.Path(torch.__file__).parent.joinpath("lib").glob("libgomp*.so*"))
+    if not found:
+        raise HelionMLIRError("no libgomp in torch's lib directory: multi-threaded kernels need the OpenMP "
+                              "runtime of the pinned torch CPU wheel")
+    return found[0]
 
 
 @functools.cache
 def openmp_runtime() -> ctypes.CDLL:
-    os.environ.setdefault("KMP_BLOCKTIME", "1")  # ms; read when the runtime starts, at its first parallel region
     return ctypes.CDLL(str(openmp_library()), mode=ctypes.RTLD_GLOBAL)
 
 
-_current = [0]
+_current = threading.local()
 
 
 def use_torch_threads() -> None:
-    """Kernels launched from now on use as many threads as eager PyTorch would."""
+    """Kernels launched from this thread from now on use as many threads as eager PyTorch
+    would (libgomp keeps the count per calling thread)."""
     wanted = torch.get_num_threads()
-    if wanted != _current[0]:
+    if getattr(_current, "threads", 0) != wanted:
         openmp_runtime().omp_set_num_threads(ctypes.c_int(wanted))
-        _current[0] = wanted
+        _current.threads = wanted
