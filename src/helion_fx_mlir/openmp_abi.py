@@ -25,7 +25,7 @@ module {
   llvm.func @omp_get_thread_num() -> i32
   llvm.func @omp_get_num_threads() -> i32
 
-  llvm.func internal @__helion_omp_region(%ctx: !llvm.ptr) {
+  llvm.func @__helion_omp_region(%ctx: !llvm.ptr) {
     %one = llvm.mlir.constant(1 : i32) : i32
     %zero = llvm.mlir.constant(0 : i32) : i32
     %region = llvm.load %ctx : !llvm.ptr -> !llvm.ptr
