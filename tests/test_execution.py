@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import helion
+import helion.language as hl
 import pytest
 import torch
 
@@ -132,3 +134,25 @@ def test_non_contiguous_inputs_are_copied_bit_for_bit_on_the_launching_thread(dt
     assert torch.equal(target.contiguous().view(torch.uint8), source.view(torch.uint8))
     grad = torch.randn(4, 6, requires_grad=True).t()
     assert torch.equal(contiguous(grad), grad.detach().contiguous())
+
+
+@helion.kernel(static_shapes=True)
+def _rotated_into(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    n = x.size(0)
+    for tile in hl.tile(n):
+        out[tile] = x[(tile.index + 1) % n]
+    return out
+
+
+def test_a_result_is_written_into_the_callers_tensor_only_when_no_input_shares_it() -> None:
+    """One program: the result is a fresh tile, not the `out` argument. It goes straight
+    into the caller's tensor, unless that tensor is also an input (here x itself)."""
+    x = torch.arange(16.0)
+    config = helion.Config(block_sizes=[16])
+    out = torch.empty(16)
+    compiled = compile_kernel(_rotated_into.bind((x, out)), config=config)
+    torch.testing.assert_close(compiled(x, out), x.roll(-1))
+    torch.testing.assert_close(out, x.roll(-1))
+    aliased = torch.arange(16.0)
+    compiled(aliased, aliased)  # out is x: the result goes to a fresh buffer, then into x
+    torch.testing.assert_close(aliased, torch.arange(16.0).roll(-1))

@@ -73,6 +73,9 @@ BUFFERS_TO_LLVM_CHECKED = (
 )
 # Module attribute: {func name: per result, the argument it is written into in place, or -1}.
 IN_PLACE_RESULTS = "helion.in_place_results"
+# Module attribute: {func name: the arguments its body never uses}. An output whose
+# argument is unused can be written straight into the caller's tensor (no aliasing read).
+UNUSED_ARGS = "helion.unused_args"
 
 
 @functools.cache
@@ -363,7 +366,7 @@ def drop_in_place_results(module: ir.Module) -> None:
     """After bufferization: results that are argument buffers (outputs bufferized in
     place) are dropped from each func, and recorded in IN_PLACE_RESULTS (per result, the
     argument or -1), so that the runtime passes no out buffer for them and copies nothing."""
-    found = {}
+    found, unused = {}, {}
     with mlir_context():
         for func in _ops_named(module, {"func.func"}):
             if len(func.regions[0].blocks) == 1:
@@ -371,7 +374,10 @@ def drop_in_place_results(module: ir.Module) -> None:
                 in_place = _drop_arg_results(func)
                 _drop_call_results(module, name, in_place)
                 found[name] = ir.DenseI64ArrayAttr.get(in_place)
+                args = func.regions[0].blocks[0].arguments
+                unused[name] = ir.DenseI64ArrayAttr.get([i for i, a in enumerate(args) if not any(True for _ in a.uses)])
         module.operation.attributes[IN_PLACE_RESULTS] = ir.DictAttr.get(found)
+        module.operation.attributes[UNUSED_ARGS] = ir.DictAttr.get(unused)
 
 
 def _drop_call_results(module: ir.Module, callee: str, in_place: list[int]) -> None:

@@ -22,7 +22,7 @@ from .ir_visitor import IRVisitor
 from .host_program import build_host_function, host_value
 from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
 from .mlir_text import parse_module
-from .passes import IN_PLACE_RESULTS, to_llvm_module
+from .passes import IN_PLACE_RESULTS, UNUSED_ARGS, to_llvm_module
 from .threads import openmp_runtime, use_torch_threads
 
 
@@ -47,13 +47,16 @@ def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
 
 # Same-size integer views: numpy has no bf16 or fp8, and a copy only moves bits.
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+# torch copies fewer elements than this on the calling thread itself (at::internal::GRAIN_SIZE).
+SERIAL_COPY = 32768
 
 
 def copy_on_this_thread(target: torch.Tensor, source: torch.Tensor) -> None:
     """target[...] = source, copied by the calling thread. torch's copy of a large tensor
     wakes its OpenMP pool, whose threads then spin for a while on the cores the kernel's
     own threads need (attention with a transposed input ran 1.4x slower)."""
-    if source.element_size() not in _BITS or source.dtype != target.dtype or source.is_conj() or source.is_neg():
+    if source.numel() < SERIAL_COPY or source.element_size() not in _BITS or source.dtype != target.dtype \
+            or source.is_conj() or source.is_neg():
         target.copy_(source)
         return
     bits = _BITS[source.element_size()]
@@ -89,6 +92,7 @@ class Engine:
     outputs: list[KernelArgInfo]
     block_sizes: dict[int, int]  # by block id, for the host code's register_block_size
     in_place: list[int]  # per output: the input it is written into, or -1
+    unused: set[str] = field(default_factory=set)  # arguments the kernel body never reads or writes
 
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`. Outputs written in place land in the
@@ -96,7 +100,7 @@ class Engine:
         a buffer the call owns, copied into the host tensor."""
         inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
         hosts = [host_value(scope, o.name) for o in self.outputs]
-        outs = [inputs[at] if at >= 0 else torch.empty(tuple(h.shape), dtype=o.dtype)
+        outs = [inputs[at] if at >= 0 else h if self._writable(o, h, inputs) else torch.empty(tuple(h.shape), dtype=o.dtype)
                 for at, h, o in zip(self.in_place, hosts, self.outputs)]
         ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
         ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for at, t in zip(self.in_place, outs) if at < 0]
@@ -105,6 +109,15 @@ class Engine:
         for out, host in zip(outs, hosts):
             if out.data_ptr() != host.data_ptr():
                 copy_on_this_thread(host, out)
+
+    def _writable(self, output: KernelArgInfo, host: torch.Tensor, inputs: list[Any]) -> bool:
+        """The host tensor can take the result itself: contiguous, of the result's dtype,
+        its argument never read by the kernel, and no other input in its storage."""
+        if output.name not in self.unused or not host.is_contiguous() or host.dtype != output.dtype:
+            return False
+        storage = host.untyped_storage().data_ptr()
+        return not any(isinstance(t, torch.Tensor) and t is not host and t.untyped_storage().data_ptr() == storage
+                       for t in inputs)
 
     @staticmethod
     def _input(arg: KernelArgInfo, value: Any) -> Any:
@@ -145,7 +158,8 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
         in_place = list(module.operation.attributes[IN_PLACE_RESULTS][ctx.kernel_name])
-    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args, ctx.block_size_values, in_place)
+        unused = {ctx.kernel_args[i].name for i in module.operation.attributes[UNUSED_ARGS][ctx.kernel_name]}
+    return Engine(engine, ctx.kernel_name, ctx.kernel_args, ctx.output_args, ctx.block_size_values, in_place, unused)
 
 
 OPT_LEVEL = 3
