@@ -15,6 +15,7 @@ from .errors import MLIRTextError, RewriteError
 from .input_checks import integer_value
 from .mlir_text import format_diagnostic, located, parse_module
 from .approximations import approximate_math
+from .grid_groups import group_grid_programs
 from .openmp_abi import define_openmp_entry_points
 from .whole_contractions import whole_k_contractions
 from .schedules import fold_accumulations, vectorize_copies, vectorize_tile_bodies, write_into_loop_carried
@@ -292,7 +293,7 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
     return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, BUFFERIZE, drop_in_place_results,
-            vectorize_copies, approximate_math, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM,
+            vectorize_copies, approximate_math, group_grid_programs, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM,
             define_openmp_entry_points)
 
 
