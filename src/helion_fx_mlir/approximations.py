@@ -18,6 +18,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, math
 
 from .dialects import mlir_context
+from .ir_walk import ops_where
 
 LOG2E = 1.44269504088896341
 LN2 = 0.693147180559945309
@@ -187,16 +188,9 @@ def approximate_math(module: ir.Module) -> None:
 
 
 def _math_ops(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in APPROXIMATIONS and not isinstance(op.results[0].type, ir.RankedTensorType) \
-                and str(_element_type(op.results[0].type)) in COMPUTED_IN_F32:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return ops_where(module, lambda op: op.name in APPROXIMATIONS
+                     and not isinstance(op.results[0].type, ir.RankedTensorType)
+                     and str(_element_type(op.results[0].type)) in COMPUTED_IN_F32)
 
 
 def _element_type(type_: ir.Type) -> ir.Type:

@@ -19,6 +19,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
 from .dialects import mlir_context
+from .ir_walk import ops_named
 
 PURE_SETUP = {"arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi",
               "arith.minui", "arith.maxui", "arith.index_cast", "affine.apply", "affine.min", "affine.max",
@@ -31,23 +32,11 @@ MIN_GROUPS = 8  # groups left to share among threads
 def group_grid_programs(module: ir.Module) -> None:
     """Interleave the programs of each grid that fits (see the module docstring)."""
     with mlir_context():
-        for grid in _ops_named(module, "scf.forall"):
+        for grid in ops_named(module, "scf.forall"):
             trips = _trip_count(grid)
             size = _group_size(trips) if trips else 1
             if size > 1 and _fits(grid):
                 _group(grid, trips, size)
-
-
-def _ops_named(module: ir.Module, name: str) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
 
 
 def _trip_count(grid: ir.Operation) -> int | None:

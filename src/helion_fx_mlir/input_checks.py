@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from torch_mlir import ir
 
+from .ir_walk import ops_where
+
 # MLIR's recursive-descent parser overflows an 8 MB stack at a few thousand levels; real
 # kernels nest a few dozen deep.
 MAX_NESTING = 1000
@@ -195,15 +197,7 @@ def _constant_ints(value: object) -> list[int]:
 
 
 def _torch_ops(module: ir.Module) -> list[ir.OpView]:
-    found: list[ir.OpView] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("torch."):
-            found.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return [op.opview for op in ops_where(module, lambda op: op.name.startswith("torch."))]
 
 
 def _operand(op: ir.OpView, name: str) -> object:

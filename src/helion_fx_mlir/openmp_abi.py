@@ -15,6 +15,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from .dialects import mlir_context
+from .ir_walk import ops_where
 
 # The translation passes the outlined region one aggregate argument (its captures), so
 # __kmpc_fork_call forwards exactly one; the loops it splits are normalized to step 1.
@@ -117,20 +118,10 @@ module {
 
 def define_openmp_entry_points(module: ir.Module) -> None:
     """Add the entry points to a module in the LLVM dialect that uses the omp dialect."""
-    if not any(op.name.startswith("omp.") for op in _all_ops(module)):
+    if not ops_where(module, lambda op: op.name.startswith("omp.")):
         return
     with mlir_context():
         entry_points = ir.Module.parse(ENTRY_POINTS)
         for op in list(entry_points.body.operations):
             module.body.append(op.detach_from_parent())
 
-
-def _all_ops(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found

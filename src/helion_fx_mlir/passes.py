@@ -13,6 +13,7 @@ from torch_mlir.dialects import arith
 from .dialects import mlir_context
 from .errors import MLIRTextError, RewriteError
 from .input_checks import integer_value
+from .ir_walk import ops_named, ops_where
 from .mlir_text import format_diagnostic, located, parse_module
 from .approximations import approximate_math
 from .grid_groups import group_grid_programs
@@ -96,24 +97,12 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
             raise MLIRTextError(stage, diags or [str(err)]) from None
 
 
-def _ops_where(module: ir.Module, keep: Callable[[str], bool]) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if keep(op.name):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
-
-
 def _ops_named(module: ir.Module, names: set[str]) -> list[ir.Operation]:
-    return _ops_where(module, names.__contains__)
+    return ops_named(module, *names)
 
 
 def _ops_in_dialect(module: ir.Module, dialect: str) -> list[ir.Operation]:
-    return _ops_where(module, lambda name: name.partition(".")[0] == dialect)
+    return ops_where(module, lambda op: op.name.partition(".")[0] == dialect)
 
 
 def resolve_helion_ops(module: ir.Module) -> None:

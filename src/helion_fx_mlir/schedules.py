@@ -21,6 +21,7 @@ from torch_mlir.dialects.transform import interpreter
 
 from .dialects import mlir_context
 from .errors import RewriteError
+from .ir_walk import ops_named, ops_where
 
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
@@ -64,7 +65,7 @@ def vectorize_tile_bodies(module: ir.Module) -> None:
 def _widen_contractions(module: ir.Module) -> None:
     """A bf16/f16 contraction into f32 gets its operands extended first: the outer-product
     lowering takes one element type (AVX-512 has FMAs in f32)."""
-    for op in _ops_named(module, "vector.contract"):
+    for op in ops_named(module, "vector.contract"):
         acc_type = op.operands[2].type.element_type
         if all(v.type.element_type == acc_type for v in op.operands[:2]):
             continue
@@ -92,7 +93,7 @@ def fold_accumulations(module: ir.Module) -> None:
     `acc = acc + x.sum(0)`) becomes `sum(x, acc)`: accumulating into acc, as Helion's own
     dot does, so the accumulator stays in registers across the loop and no second pass adds it."""
     with mlir_context():
-        for add in _ops_named(module, "linalg.generic"):
+        for add in ops_named(module, "linalg.generic"):
             found = _accumulation(add)
             if found is not None:
                 producer, acc = found
@@ -110,7 +111,7 @@ def write_into_loop_carried(module: ir.Module) -> None:
     init (`matmul(p, v, acc * alpha)`) to the op that starts from an empty tensor; that op
     must not read its init. Where the old value is still read later, bufferization copies."""
     with mlir_context():
-        for loop in [*_ops_named(module, "affine.for"), *_ops_named(module, "scf.for")]:
+        for loop in [*ops_named(module, "affine.for"), *ops_named(module, "scf.for")]:
             body = loop.regions[0].blocks[0]
             carried = list(body.arguments)[1:]
             yielded = list(body.operations)[-1].operands
@@ -210,27 +211,11 @@ def _single_use(value: ir.Value) -> bool:
 
 
 def _candidates(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in SCHEDULERS:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return ops_named(module, *SCHEDULERS)
 
 
 def _tagged(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if TAG in op.attributes:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
+    return ops_where(module, lambda op: TAG in op.attributes)
 
 
 def schedule_for(op: ir.Operation) -> Schedule | None:
@@ -446,22 +431,10 @@ def vectorize_copies(module: ir.Module) -> None:
     valid lanes stored into the output, becomes one masked vector read and write. Copies
     with no static bound stay loops."""
     with mlir_context():
-        for op in _ops_named(module, "memref.copy"):
+        for op in ops_named(module, "memref.copy"):
             bound = _copy_bound(op.operands[0]) or _copy_bound(op.operands[1])
             if bound is not None:
                 _masked_copy(op, bound)
-
-
-def _ops_named(module: ir.Module, name: str) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
 
 
 def _copy_bound(value: ir.Value) -> list[int] | None:

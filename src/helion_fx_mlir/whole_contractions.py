@@ -17,6 +17,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
 from .dialects import mlir_context
+from .ir_walk import ops_named
 from .schedules import PLAIN_MAPS, unrolls_well
 
 # Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
@@ -36,7 +37,7 @@ class Bounds:
 def whole_k_contractions(module: ir.Module) -> None:
     """Replace each loop of K-block contractions by one contraction over the whole K range."""
     with mlir_context():
-        for loop in _loops(module):
+        for loop in ops_named(module, "affine.for", "scf.for"):
             contraction = _sole_contraction(loop)
             bounds = _bounds(loop)
             if contraction is None or bounds is None:
@@ -45,18 +46,6 @@ def whole_k_contractions(module: ir.Module) -> None:
                       for i, dim in enumerate(K_DIMS[contraction.name])]
             if None not in strips and _same_k(strips):
                 _replace(loop, contraction, strips)
-
-
-def _loops(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in {"affine.for", "scf.for"}:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
 
 
 def _sole_contraction(loop: ir.Operation) -> ir.Operation | None:

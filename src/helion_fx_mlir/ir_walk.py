@@ -1,0 +1,24 @@
+"""Finding ops in a module: the rewrites through the bindings start from these lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch_mlir import ir
+
+
+def ops_where(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """Every op `keep` accepts, in walk order (collected first, so callers may rewrite them)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if keep(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def ops_named(module: ir.Module, *names: str) -> list[ir.Operation]:
+    return ops_where(module, lambda op: op.name in names)
