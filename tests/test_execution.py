@@ -10,7 +10,6 @@ import torch
 from conftest import CASES
 from helion_fx_mlir import compile_kernel
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.runtime import contiguous, copy_on_this_thread
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
@@ -119,21 +118,6 @@ def test_topk_ties_and_extremes_follow_a_stable_sort() -> None:
     values, rows = compile_kernel(column_bottomk.bind((x,)))(x)
     low = torch.sort(x, dim=0, stable=True)
     torch.testing.assert_close((values, rows), (low.values[:3], low.indices[:3]))
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int8, torch.bool,
-                                   torch.float64, torch.complex64, torch.float8_e4m3fn])
-def test_non_contiguous_inputs_are_copied_bit_for_bit_on_the_launching_thread(dtype: torch.dtype) -> None:
-    source = torch.randn(5, 7, 3, dtype=torch.complex64 if dtype.is_complex else torch.float32).to(dtype)
-    for view in (source.transpose(0, 2), source[:, :1].expand(5, 4, 3), source.conj() if dtype.is_complex else source):
-        copy = contiguous(view)
-        assert copy.is_contiguous()
-        assert torch.equal(copy.resolve_conj().view(torch.uint8), view.resolve_conj().contiguous().view(torch.uint8))
-    target = torch.empty(3, 7, 5, dtype=dtype).transpose(0, 2)
-    copy_on_this_thread(target, source)
-    assert torch.equal(target.contiguous().view(torch.uint8), source.view(torch.uint8))
-    grad = torch.randn(4, 6, requires_grad=True).t()
-    assert torch.equal(contiguous(grad), grad.detach().contiguous())
 
 
 @helion.kernel(static_shapes=True)

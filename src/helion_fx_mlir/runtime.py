@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import helion
-import numpy as np
 import torch
 from torch_mlir.execution_engine import ExecutionEngine
 
@@ -43,33 +42,6 @@ def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
     for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
         desc.shape[i], desc.strides[i] = size, stride
     return desc
-
-
-# Same-size integer views: numpy has no bf16 or fp8, and a copy only moves bits.
-_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-# torch copies fewer elements than this on the calling thread itself (at::internal::GRAIN_SIZE).
-SERIAL_COPY = 32768
-
-
-def copy_on_this_thread(target: torch.Tensor, source: torch.Tensor) -> None:
-    """target[...] = source, copied by the calling thread. torch's copy of a large tensor
-    wakes its OpenMP pool, whose threads then spin for a while on the cores the kernel's
-    own threads need (attention with a transposed input ran 1.4x slower)."""
-    if source.numel() < SERIAL_COPY or source.element_size() not in _BITS or source.dtype != target.dtype \
-            or source.is_conj() or source.is_neg():
-        target.copy_(source)
-        return
-    bits = _BITS[source.element_size()]
-    np.copyto(target.detach().view(bits).numpy(), source.detach().view(bits).numpy())
-
-
-def contiguous(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor, or a contiguous copy of it made on this thread."""
-    if tensor.is_contiguous():
-        return tensor
-    copy = torch.empty(tuple(tensor.shape), dtype=tensor.dtype)
-    copy_on_this_thread(copy, tensor)
-    return copy
 
 
 _SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
@@ -108,7 +80,7 @@ class Engine:
         self.engine.invoke(self.name, *ptrs)
         for out, host in zip(outs, hosts):
             if out.data_ptr() != host.data_ptr():
-                copy_on_this_thread(host, out)
+                host.copy_(out)
 
     def _writable(self, output: KernelArgInfo, host: torch.Tensor, inputs: list[Any]) -> bool:
         """The host tensor can take the result itself: contiguous, of the result's dtype,
@@ -125,7 +97,7 @@ class Engine:
             return value
         if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
             raise HelionMLIRError(f"argument '{arg.name}' must be a CPU tensor")
-        return contiguous(value)
+        return value.contiguous()
 
     @staticmethod
     def _pointer(arg: KernelArgInfo, value: Any) -> Any:
