@@ -19,7 +19,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
 from .dialects import mlir_context
-from .ir_walk import ops_named
+from .ir_walk import defined_in, ops_named, within
 
 PURE_SETUP = {"arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.minsi", "arith.maxsi",
               "arith.minui", "arith.maxui", "arith.index_cast", "affine.apply", "affine.min", "affine.max",
@@ -64,23 +64,7 @@ def _fits(grid: ir.Operation) -> bool:
         return False
     if any(op.name not in PURE_SETUP | INIT_SETUP for op in ops[:-2]):
         return False
-    return not any(_inside(value, grid) for value in list(ops[-2].operands)[:3])
-
-
-def _inside(value: ir.Value, op: ir.Operation) -> bool:
-    """Whether the value is defined in op's regions."""
-    owner = value.owner
-    return _within(owner.owner if isinstance(owner, ir.Block) else owner, op)
-
-
-def _within(op: ir.OpView | ir.Operation, container: ir.OpView | ir.Operation) -> bool:
-    """Whether op is container or nested in it."""
-    current: ir.Operation | None = op.operation
-    while current is not None:
-        if current == container.operation:
-            return True
-        current = current.parent.operation if current.parent is not None else None
-    return False
+    return not any(defined_in(value, grid) for value in list(ops[-2].operands)[:3])
 
 
 def _group(grid: ir.Operation, trips: int, size: int) -> None:
@@ -124,7 +108,7 @@ def _retarget(group: ir.Value, program: ir.Value, loop: scf.ForOp) -> None:
     """Uses of the grid variable inside the loop (but the program's own arithmetic) use the program."""
     computing = program.owner.operands[0].owner
     for use in list(group.uses):
-        if use.owner != computing and _within(use.owner, loop):
+        if use.owner != computing and within(use.owner, loop):
             use.owner.operands[use.operand_number] = program
 
 
@@ -137,5 +121,5 @@ def _rematerialize(pure: list[ir.Operation], loop: scf.ForOp) -> None:
     for op, copy in zip(pure, copies):
         for result, copied in zip(op.results, copy.results):
             for use in list(result.uses):
-                if _within(use.owner, loop):
+                if within(use.owner, loop):
                     use.owner.operands[use.operand_number] = copied

@@ -22,3 +22,19 @@ def ops_where(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> list[i
 
 def ops_named(module: ir.Module, *names: str) -> list[ir.Operation]:
     return ops_where(module, lambda op: op.name in names)
+
+
+def within(op: ir.OpView | ir.Operation, container: ir.OpView | ir.Operation) -> bool:
+    """Whether op is container or nested in its regions."""
+    current: ir.Operation | None = op.operation
+    while current is not None:
+        if current == container.operation:
+            return True
+        current = current.parent.operation if current.parent is not None else None
+    return False
+
+
+def defined_in(value: ir.Value, op: ir.OpView | ir.Operation) -> bool:
+    """Whether the value is defined in op's regions (a block argument or an op result there)."""
+    owner = value.owner
+    return within(owner.owner if isinstance(owner, ir.Block) else owner, op)

@@ -97,10 +97,6 @@ def run_pipeline(module: ir.Module, pipeline: str, stage: str) -> None:
             raise MLIRTextError(stage, diags or [str(err)]) from None
 
 
-def _ops_named(module: ir.Module, names: set[str]) -> list[ir.Operation]:
-    return ops_named(module, *names)
-
-
 def _ops_in_dialect(module: ir.Module, dialect: str) -> list[ir.Operation]:
     return ops_where(module, lambda op: op.name.partition(".")[0] == dialect)
 
@@ -109,7 +105,7 @@ def resolve_helion_ops(module: ir.Module) -> None:
     """loom.get_symbol -> arith.constant from module attributes; helion.phi -> loop result."""
     attrs = module.operation.attributes
     with mlir_context(), ir.Location.unknown():
-        for op in _ops_named(module, {"loom.get_symbol", "helion.phi"}):
+        for op in ops_named(module, "loom.get_symbol", "helion.phi"):
             if op.name == "helion.phi":
                 op.results[0].replace_all_uses_with(op.operands[1])
             else:
@@ -135,7 +131,7 @@ def _replace_each(module: ir.Module, names: set[str], wanted: Callable[[ir.Opera
                   build: Callable[[ir.Operation], ir.Value]) -> None:
     """Replace every op named in `names` that `wanted` accepts by the value `build` makes in its place."""
     with mlir_context():
-        for op in _ops_named(module, names):
+        for op in ops_named(module, *names):
             if wanted(op):
                 with ir.InsertionPoint(op), op.location:
                     value = build(op)
@@ -246,7 +242,7 @@ def guard_integer_division(module: ir.Module) -> None:
     it is 0: x86 traps on it (SIGFPE ends the user's process), and padded tile lanes hold 0.
     Eager PyTorch raises there; the lanes that divide by 0 get an unspecified value."""
     with mlir_context():
-        for op in _ops_named(module, INTEGER_DIVISIONS):
+        for op in ops_named(module, *INTEGER_DIVISIONS):
             divisor = op.operands[1]
             if not isinstance(divisor.owner, ir.OpView) or divisor.owner.name != "arith.constant":
                 with ir.InsertionPoint(op), op.location:
@@ -298,7 +294,7 @@ def stack_program_buffers(module: ir.Module) -> None:
     `inline_alloca_scopes` moves them to the start of the parallel region, one per thread,
     reused by the programs that thread runs one after another."""
     with mlir_context():
-        for grid in _ops_named(module, {"scf.forall"}):
+        for grid in ops_named(module, "scf.forall"):
             budget = MAX_STACK_PER_PROGRAM
             for op in list(grid.regions[0].blocks[0].operations):
                 size = _static_bytes(op) if op.name == "memref.alloc" else None
@@ -328,7 +324,7 @@ def inline_alloca_scopes(module: ir.Module) -> None:
     inlined into the parallel loop, and its stack buffers (`stack_program_buffers`) move to
     the start of the enclosing omp.parallel region: one per thread, not one per program."""
     with mlir_context():
-        for scope in _ops_named(module, {"memref.alloca_scope"}):
+        for scope in ops_named(module, "memref.alloca_scope"):
             body = list(scope.regions[0].blocks[0].operations)
             *inlined, terminator = body
             region_start = _parallel_region_start(scope) if any(op.name == "memref.alloca" for op in body) else None
@@ -358,7 +354,7 @@ def drop_in_place_results(module: ir.Module) -> None:
     argument or -1), so that the runtime passes no out buffer for them and copies nothing."""
     found, unused = {}, {}
     with mlir_context():
-        for func in _ops_named(module, {"func.func"}):
+        for func in ops_named(module, "func.func"):
             if len(func.regions[0].blocks) == 1:
                 name = ir.StringAttr(func.attributes["sym_name"]).value
                 in_place = _drop_arg_results(func)
@@ -372,7 +368,7 @@ def drop_in_place_results(module: ir.Module) -> None:
 
 def _drop_call_results(module: ir.Module, callee: str, in_place: list[int]) -> None:
     """Calls of the func (a test harness's main) use the argument they passed instead."""
-    for call in _ops_named(module, {"func.call"}):
+    for call in ops_named(module, "func.call"):
         if ir.FlatSymbolRefAttr(call.attributes["callee"]).value != callee:
             continue
         with ir.InsertionPoint(call), call.location:

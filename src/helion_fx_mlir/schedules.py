@@ -111,7 +111,7 @@ def write_into_loop_carried(module: ir.Module) -> None:
     init (`matmul(p, v, acc * alpha)`) to the op that starts from an empty tensor; that op
     must not read its init. Where the old value is still read later, bufferization copies."""
     with mlir_context():
-        for loop in [*ops_named(module, "affine.for"), *ops_named(module, "scf.for")]:
+        for loop in ops_named(module, "affine.for", "scf.for"):
             body = loop.regions[0].blocks[0]
             carried = list(body.arguments)[1:]
             yielded = list(body.operations)[-1].operands

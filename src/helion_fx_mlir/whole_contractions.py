@@ -17,7 +17,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
 from .dialects import mlir_context
-from .ir_walk import ops_named
+from .ir_walk import defined_in, ops_named
 from .schedules import PLAIN_MAPS, unrolls_well
 
 # Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
@@ -163,16 +163,16 @@ def _is_cast(op: ir.Operation | ir.Block) -> bool:
 
 def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
     """Defined outside the loop, or index arithmetic of values defined outside it."""
-    if not _inside(value, loop):
+    if not defined_in(value, loop):
         return True
     owner = value.owner
     return isinstance(owner, ir.OpView) and owner.name in INDEX_OPS \
-        and all(not _inside(v, loop) for v in owner.operands)
+        and all(not defined_in(v, loop) for v in owner.operands)
 
 
 def _hoisted(value: ir.Value, loop: ir.Operation) -> ir.Value:
     """The value, usable before the loop: an `_invariant` op inside it is copied out."""
-    if not _inside(value, loop):
+    if not defined_in(value, loop):
         return value
     return value.owner.clone().results[0]  # at the insertion point, before the loop
 
@@ -192,13 +192,6 @@ def _offsets(slice_op: ir.OpView) -> list[ir.Value | int]:
     dynamic = iter(list(slice_op.operands)[1:1 + _operand_count(slice_op, "offsets")])
     return [next(dynamic) if ir.ShapedType.is_dynamic_size(o) else o
             for o in ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"])]
-
-
-def _inside(value: ir.Value, loop: ir.Operation) -> bool:
-    """Whether the value is the body's block argument or an op result in the (flat) body."""
-    body = loop.regions[0].blocks[0]
-    owner = value.owner
-    return owner == body if isinstance(owner, ir.Block) else owner.operation.block == body
 
 
 def _linear_in(offset: ir.Value | int, iv: ir.Value) -> tuple[int, int] | None:
