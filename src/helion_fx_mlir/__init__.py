@@ -10,8 +10,18 @@ import importlib
 from typing import Any
 
 from . import stripped_args
+from .import_hooks import after_import
+
+
+def _install_backend(kernel_module: Any) -> None:
+    from .backend import install
+
+    install(kernel_module)
+
 
 stripped_args.install()
+# Helion's `mlir` backend, once Helion's kernel module is loaded (see backend.py).
+after_import("helion.runtime.kernel", _install_backend)
 
 _EXPORTS = {
     "CompiledKernel": "runtime",

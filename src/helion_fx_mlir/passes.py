@@ -35,8 +35,11 @@ TORCH_TO_LINALG = (
 # merges repeated reads of a loop-carried tile (`m_i` read for `m_new` and again for
 # `alpha`), so none is left after the tile's in-place update, which would force a copy.
 FUSE_ELEMENTWISE = "builtin.module(func.func(linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops),canonicalize,cse)"
+# cse merges equal inits (two `hl.zeros` accumulators become one fill); `untie_shared_inits`
+# splits them again before empty-tensor elimination, which runs in BUFFERIZE.
+PREPARE_BUFFERS = "builtin.module(lower-affine,cse)"
 BUFFERIZE = (
-    "builtin.module(lower-affine,cse,eliminate-empty-tensors,"
+    "builtin.module(eliminate-empty-tensors,"
     "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops "
     "function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize,"
     # Temporaries of a loop body are allocated once, before the loop; it does not hoist out
@@ -265,6 +268,66 @@ VECTORIZE_STEPS: tuple[PipelineStep, ...] = (fold_accumulations, FUSE_ELEMENTWIS
                                              whole_k_contractions, write_into_loop_carried, vectorize_tile_bodies)
 
 
+
+
+def untie_shared_inits(module: ir.Module) -> None:
+    """Each use of an init (a tensor written only from constants: `tensor.empty`, a fill, or
+    its vectorized form) gets its own copy of it.
+
+    One-shot bufferization misses a conflict when one init feeds two results that two
+    `parallel_insert_slice`s of one `scf.forall` write to different outputs: after empty-tensor
+    elimination both results share the first output's slice, and the first insert overwrites
+    the second result before it is copied (two equal accumulators returned the first one twice).
+    A fresh init per use has one writer, so no such alias exists; the copies cost what the
+    copies bufferization would make cost (an empty tensor is no memory)."""
+    with mlir_context():
+        for op in ops_where(module, lambda op: _fresh_init_dest(op) is not None):
+            uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
+            for owner, index in uses[1:]:
+                owner.operands[index] = _copy_init(op)
+
+
+def _fresh_init_dest(op: ir.Operation) -> list[int] | None:
+    """The operand positions an init op writes into (none for `tensor.empty`), or None when
+    the op is not an init."""
+    if len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
+        return None
+    if op.name == "tensor.empty":
+        return []
+    if op.name in ("linalg.fill", "vector.transfer_write"):
+        dests = [1]
+    elif op.name == "scf.for" and _only_writes(op):
+        dests = [3]
+    else:
+        return None
+    return dests if all(_is_fresh_init(op.operands[i]) for i in dests) else None
+
+
+def _is_fresh_init(value: ir.Value) -> bool:
+    return isinstance(value.owner, ir.Operation | ir.OpView) and _fresh_init_dest(value.owner.operation) is not None
+
+
+def _only_writes(loop: ir.Operation) -> bool:
+    """A loop that fills its one tensor: its body reads no tensor."""
+    body = loop.regions[0].blocks[0]
+    return len(loop.results) == 1 and all(
+        op.name in ("vector.transfer_write", "scf.yield") or op.name.startswith("arith.")
+        for op in body.operations)
+
+
+def _copy_init(op: ir.Operation) -> ir.Value:
+    """A copy of the init op and of the inits it writes into, placed beside the original."""
+    with ir.InsertionPoint(op):
+        copy = op.clone()
+    for index in _fresh_init_dest(op) or []:
+        copy.operands[index] = _copy_init(op.operands[index].owner.operation)
+    return copy.results[0]
+
+
+# The steps of bufferization: equal inits merged, split per use, then buffers.
+BUFFERIZE_STEPS: tuple[PipelineStep, ...] = (PREPARE_BUFFERS, untie_shared_inits, BUFFERIZE)
+
+
 def linalg_steps() -> tuple[PipelineStep, ...]:
     """Kernel MLIR -> linalg on tensors."""
     return (resolve_helion_ops, TORCH_TO_LINALG)
@@ -275,9 +338,9 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     rewrites = (reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
                 expand_fp8_truncations, emit_c_interface)
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
-        return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, BUFFERIZE, drop_in_place_results,
+        return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, *BUFFERIZE_STEPS, drop_in_place_results,
                 BUFFERS_TO_LLVM_CHECKED)
-    return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, BUFFERIZE, drop_in_place_results,
+    return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, *BUFFERIZE_STEPS, drop_in_place_results,
             vectorize_copies, approximate_math, group_grid_programs, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM,
             define_openmp_entry_points)
 
@@ -395,7 +458,8 @@ def _drop_arg_results(func: ir.Operation) -> list[int]:
 
 
 # The stage an error names, per pass pipeline.
-STAGES = {TORCH_TO_LINALG: "torch-to-linalg", FUSE_ELEMENTWISE: "fuse-elementwise", BUFFERIZE: "bufferize",
+STAGES = {TORCH_TO_LINALG: "torch-to-linalg", FUSE_ELEMENTWISE: "fuse-elementwise",
+          PREPARE_BUFFERS: "bufferize", BUFFERIZE: "bufferize",
           GRID_TO_OPENMP: "grid-to-openmp", BUFFERS_TO_LLVM: "linalg-to-llvm", BUFFERS_TO_LLVM_CHECKED: "linalg-to-llvm"}
 
 

@@ -204,10 +204,15 @@ class CompiledKernel:
         return host
 
     def add(self, bound_kernel: Any) -> None:
-        config = resolve_config(bound_kernel, self.config)
-        engine = cached_engine(bound_kernel, config, self.bounds_checks)
-        host = build_host_function(bound_kernel.host_function, engine.run, config, engine.block_sizes)
+        host = host_for_config(bound_kernel, resolve_config(bound_kernel, self.config), self.bounds_checks)
         self._hosts[id(bound_kernel)] = (bound_kernel, host)
+
+
+def host_for_config(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Callable[..., Any]:
+    """The kernel's host code, launching the JIT'd device code of this (normalized) config:
+    what `compile_kernel` and the `mlir` backend's `compile_config` both call."""
+    engine = cached_engine(bound_kernel, config, bounds_checks)
+    return build_host_function(bound_kernel.host_function, engine.run, config, engine.block_sizes)
 
 
 def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:

@@ -9,13 +9,11 @@ which importing helion_fx_mlir does.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .errors import LoweringError
+from .import_hooks import after_import
 
 if TYPE_CHECKING:
     import torch.fx as fx
@@ -27,11 +25,7 @@ TARGET = "helion._compiler.inductor_lowering"
 def install() -> None:
     """Wrap Helion's strip_unused_inputs now if Helion is imported, else when it is
     (so importing this package does not import Helion)."""
-    module = sys.modules.get(TARGET)
-    if module is not None:
-        _patch(module)
-    elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _PatchOnImport())
+    after_import(TARGET, _patch)
 
 
 def _patch(module: ModuleType) -> None:
@@ -45,29 +39,6 @@ def _patch(module: ModuleType) -> None:
 
     recording_strip._records_original_args = True  # type: ignore[attr-defined]
     module.strip_unused_inputs = recording_strip
-
-
-class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds Helion's inductor_lowering through the normal finders, then patches it."""
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != TARGET:
-            return None
-        sys.meta_path.remove(self)
-        # The parent package is mid-import: look in its __path__, never import it again.
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None:
-            return None
-        self._loader = spec.loader
-        spec.loader = self
-        return spec
-
-    def create_module(self, spec: Any) -> ModuleType | None:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._loader.exec_module(module)
-        _patch(module)
 
 
 def restored_args(node: fx.Node) -> tuple[list[Any], dict[str, Any]]:
