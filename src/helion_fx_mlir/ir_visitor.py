@@ -79,7 +79,7 @@ class IRVisitor:
         """A grid: scf.forall when stores allow it, else a sequential scf.for nest."""
         self.builder.location = mlir_location(root.location) or self.builder.location
         stored = self.ctx.stored_tensors(root.graph_id)
-        bounds = [(loop, 0, self.ctx.block_sizes[loop.block_id].size) for loop in root.loops]
+        bounds = root.bounds(self.ctx.block_sizes)
         if self.ctx.facts.is_parallel(root.graph_id):
             self.emit_forall(root, bounds, stored)
         else:

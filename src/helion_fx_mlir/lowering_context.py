@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +58,13 @@ class RootInfo:
     graph_id: int
     loops: tuple[LoopInfo, ...]
     location: Any = None  # Helion SourceLocation of the `for ... in hl.tile(...)` line
+    begins: tuple[Any, ...] = ()  # per axis: where its first tile starts (int or SymInt)
+
+    def bounds(self, block_sizes: dict[int, Any]) -> list[tuple[LoopInfo, Any, Any]]:
+        """(loop, begin, end) per axis: `hl.tile(begin, end)` covers [begin, begin + extent)."""
+        begins = self.begins or (0,) * len(self.loops)
+        return [(loop, begin, begin + block_sizes[loop.block_id].size if begin != 0 else block_sizes[loop.block_id].size)
+                for loop, begin in zip(self.loops, begins, strict=True)]
 
 
 @dataclass
@@ -115,7 +124,8 @@ class LoweringContext:
         device_loops = [stmt for stmt in host_fn.body if is_device_loop(stmt)]
         roots = [
             RootInfo(gid, tuple(_grid_loop(block_sizes[b], block_size_values.get(b)) for b in block_ids),
-                     getattr(device_loops[i], "_location", None) if i < len(device_loops) else None)
+                     getattr(device_loops[i], "_location", None) if i < len(device_loops) else None,
+                     _root_begins(device_loops[i], len(block_ids)) if i < len(device_loops) else ())
             for i, (gid, block_ids) in enumerate(zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True))
         ]
         reachable = facts.reachable([r.graph_id for r in roots])
@@ -177,11 +187,19 @@ class LoweringContext:
         return [a.name for a in self.kernel_args if a.is_tensor and a.name in stored]
 
 
-def resolve_config(bound_kernel: Any, config: helion.Config | None) -> helion.Config:
+# Knobs of Triton's `tl.range`: the config spec lists them only where Triton is installed,
+# and nothing here reads them, so a config written for Triton leaves them out.
+TRITON_LOOP_KEYS = frozenset({"range_unroll_factors", "range_num_stages", "range_multi_buffers",
+                              "range_flattens", "range_warp_specializes", "static_ranges"})
+
+
+def resolve_config(bound_kernel: Any, config: helion.Config | dict[str, Any] | None) -> helion.Config:
     """The explicit config, else the kernel's own, else the config spec's default."""
     if config is None:
         config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
-    return bound_kernel.config_spec.normalized_config(config)
+    values = config.config if isinstance(config, helion.Config) else config
+    kept = helion.Config(**{key: value for key, value in values.items() if key not in TRITON_LOOP_KEYS})
+    return bound_kernel.config_spec.normalized_config(kept)
 
 
 def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> bool:
@@ -231,6 +249,23 @@ def _block_size_value(info: Any, config: helion.Config) -> int | None:
     if info.reduction and isinstance(info.size, int):
         return 1 << max(info.size - 1, 0).bit_length()
     return None
+
+
+def _root_begins(loop: ast.For, rank: int) -> tuple[Any, ...]:
+    """The begins of `hl.tile(begin, end)` / `hl.grid(begin, end, step)` as Helion typed
+    them (int or SymInt); zeros for `hl.tile(end)`. Helion's Device IR keeps only the
+    extent (end - begin): the begin lives in the host loop's call."""
+    call = loop.iter
+    if not isinstance(call, ast.Call) or len(call.args) < 2 or (
+            isinstance(call.args[1], ast.Constant) and call.args[1].value is None):
+        return (0,) * rank
+    first = call.args[0]
+    items = first.elts if isinstance(first, ast.List | ast.Tuple) else [first]
+    begins = tuple(getattr(getattr(item, "_type_info", None), "value", None) for item in items)
+    if len(begins) != rank or not all(isinstance(b, int | torch.SymInt) for b in begins):
+        raise HelionMLIRError(f"the begin of this grid ({ast.unparse(first)}) is not an int or a scalar "
+                              "kernel argument: not supported")
+    return begins
 
 
 def _grid_loop(info: Any, tile_size: int | None) -> LoopInfo:

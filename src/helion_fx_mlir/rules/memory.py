@@ -16,10 +16,10 @@ import torch.fx as fx
 from helion.language import atomic_ops, memory_ops
 
 from ..dispatch import lowers
-from ..errors import LoweringError
+from ..errors import HelionMLIRError, LoweringError
 from ..ir_values import HostTensorRef, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
-from .tensors import expand_dims, lane_condition, select_lanes
+from .tensors import emit_full, expand_dims, lane_condition, select_lanes
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -224,6 +224,44 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
         elif entry is None or isinstance(entry, slice) or v.tile_of(entry) is not None:
             owners.append(entry)
     return owners
+
+
+def operand_like(v: IRVisitor, arg: Any, sym_val: Any, name: str) -> TypedValue:
+    """A node's value, or a Python number as a tensor of `sym_val`'s shape and dtype."""
+    if isinstance(arg, fx.Node):
+        return v.typed(arg)
+    if not isinstance(arg, (bool, int, float)):
+        raise HelionMLIRError(f"a value of type {type(arg).__name__} cannot be stored")
+    static = v.static_meta(sym_val)
+    return TypedValue(emit_full(v, f"{name}_value", list(sym_val.shape), arg, sym_val.dtype, mlir_type(static)), static)
+
+
+def subscript_meta(v: IRVisitor, node: fx.Node, index: Sequence[Any], dtype: torch.dtype) -> Any:
+    """The symbolic meta of `host[index]`: what a Python number stored there broadcasts to."""
+    host = node.args[0].meta["val"]
+    entries = [*index, *[slice(None)] * (host.dim() - len([e for e in index if e is not None]))]
+    sizes: list[Any] = []
+    dim = 0
+    for entry in entries:
+        if entry is None:
+            sizes.append(1)
+            continue
+        if _is_tensor_index(entry):
+            sizes += list(entry.meta["val"].shape)
+        elif isinstance(entry, slice):
+            sizes.append(_slice_length(node, host.shape[dim], entry))
+        elif v.tile_of(entry) is not None:
+            sizes.append(entry.meta["val"] if isinstance(entry, fx.Node) else entry)
+        dim += 1
+    return fake_empty(host, sizes, dtype)
+
+
+def _slice_length(node: fx.Node, size: Any, entry: slice) -> Any:
+    if entry == slice(None):
+        return size
+    if all(isinstance(x, int | None) for x in (entry.start, entry.stop, entry.step)) and isinstance(size, int):
+        return len(range(*entry.indices(size)))
+    raise LoweringError(node, f"storing a number into the slice {entry} is not supported")
 
 
 def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) -> Any:
@@ -538,22 +576,24 @@ def _index_value(v: IRVisitor, node: fx.Node, target: fx.Node, index: Sequence[A
 
 @lowers(memory_ops.store)
 def store(v: IRVisitor, node: fx.Node) -> None:
-    """tensor.parallel_insert_slice in scf.forall, else tensor.insert_slice."""
+    """tensor.parallel_insert_slice in scf.forall, else tensor.insert_slice. A Python number
+    (`out[tile] = 1.0`) is stored as a tile filled with it."""
     index, value_node, mask = node.args[1], node.args[2], node.args[3]
     name = host_ref(v, node)
     dtype = v.ctx.tensor_arg(name).dtype
-    value = v.convert(v.typed(value_node), dtype, node.name)
+    sym_val = value_node.meta["val"] if isinstance(value_node, fx.Node) else subscript_meta(v, node, index, dtype)
+    value = v.convert(operand_like(v, value_node, sym_val, node.name), dtype, node.name)
     if is_gather(index):
-        scatter(v, node, index, value, value_node.meta["val"], None, node.name, mask)
+        scatter(v, node, index, value, sym_val, None, node.name, mask)
         return None
-    acc = access(v, node, index, value_node.meta["val"], dtype)
-    rows = any(bound.parent is not None for bound in v.masked_dims(value_node.meta["val"]))
+    acc = access(v, node, index, sym_val, dtype)
+    rows = any(bound.parent is not None for bound in v.masked_dims(sym_val))
     if mask is not None or rows:  # lanes off, or past a jagged row's end, keep what was there
         old = TypedValue(read(v, acc, f"{node.name}_old"), value.val)
         if mask is not None:
             value = masked(v, node.name, mask, value, old)
         if rows:
-            value = masked(v, f"{node.name}_rows", tile_lanes(v, f"{node.name}_lanes", value_node.meta["val"]), value, old)
+            value = masked(v, f"{node.name}_rows", tile_lanes(v, f"{node.name}_lanes", sym_val), value, old)
     write(v, acc, value.value, node.name)
     return None
 
@@ -578,7 +618,7 @@ def atomic_rmw(v: IRVisitor, node: fx.Node) -> Value:
         return _atomic_scatter(v, node)
     acc = access(v, node, index, node.meta["val"])
     old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
-    new = v.convert(v.typed(value_node), old.val.dtype, node.name)
+    new = v.convert(operand_like(v, value_node, node.meta["val"], node.name), old.val.dtype, node.name)
     combine = ATOMIC_COMBINES[node.target]
     if combine is not None:
         new = v.torch_call(f"{node.name}_new", combine, old, new)
@@ -590,11 +630,11 @@ def _atomic_scatter(v: IRVisitor, node: fx.Node) -> Value:
     """Tensor-indexed atomics: a sequential element loop, so duplicate indices combine."""
     index, value_node = node.args[1], node.args[2]
     old = gather(v, node, index, node.meta["val"], f"{node.name}_old")
-    value = v.convert(v.typed(value_node), node.meta["val"].dtype, node.name)
+    value = v.convert(operand_like(v, value_node, node.meta["val"], node.name), node.meta["val"].dtype, node.name)
     combine = ATOMIC_COMBINES[node.target]
     if combine is None:
         raise LoweringError(node, "tensor-indexed atomic_xchg is not supported")
-    scatter(v, node, index, value, value_node.meta["val"], combine, node.name)
+    scatter(v, node, index, value, node.meta["val"], combine, node.name)
     return old
 
 
@@ -604,7 +644,9 @@ def atomic_cas(v: IRVisitor, node: fx.Node) -> Value:
     index, expected, value_node = node.args[1], node.args[2], node.args[3]
     acc = access(v, node, index, node.meta["val"])
     old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
-    same = v.torch_call(f"{node.name}_eq", torch.ops.aten.eq.Tensor, old, v.typed(expected))
-    new = v.torch_call(f"{node.name}_new", torch.ops.aten.where.self, same, v.typed(value_node), old)
+    expected_value = operand_like(v, expected, node.meta["val"], f"{node.name}_expected")
+    same = v.torch_call(f"{node.name}_eq", torch.ops.aten.eq.Tensor, old, expected_value)
+    value = operand_like(v, value_node, node.meta["val"], node.name)
+    new = v.torch_call(f"{node.name}_new", torch.ops.aten.where.self, same, value, old)
     write(v, acc, new.value, node.name)
     return old.value

@@ -1,0 +1,134 @@
+"""pytest plugin that runs Helion's own `test/` directory on the CPU, as ours or as Helion's
+reference mode (`python -m helion_fx_mlir.conformance` loads it with `-p`).
+
+Helion's tests gate on the backend (`onlyBackends(["triton", ...])`, `skipIfNotTriton`) and
+put tensors on `helion._testing.DEVICE` (CUDA unless the backend runs on the CPU). Under
+this plugin the gates see "triton", so the tests written for Triton run, and DEVICE is the
+CPU. What the tests assert about outputs is untouched; what they assert about Triton's text
+cannot hold for MLIR, so only that is turned off:
+
+- `assertExpectedJournal` (golden Triton files) does nothing;
+- a unittest assertion given the generated code (`assertIn("tl.load", code)`) does nothing
+  and marks the test `reads_code`: its outcome says nothing about us, and the report lists
+  it apart.
+
+Per test it records, as `user_properties` (which xdist carries to the controller), whether
+a kernel ran (ours: a compiled host function was called; reference mode: `run_ref`) and
+whether the test read generated code. Each test has a time limit past which its worker
+exits (counted as a crash, like a signal).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import functools
+import json
+import os
+import unittest
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+RESULTS_ENV = "CONFORMANCE_RESULTS"  # the JSON-lines file the controller appends to
+TEST_TIME_LIMIT_S = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "300"))
+CODE_MARK = "helion.kernel = "  # in every module generate_mlir emits
+CODE_ASSERTIONS = ("assertIn", "assertNotIn", "assertRegex", "assertNotRegex", "assertEqual",
+                   "assertNotEqual", "assertMultiLineEqual", "assertCountEqual")
+
+
+class _TestState:
+    """What the running test did; reset before each test."""
+
+    ran_kernel = False
+    reads_code = False
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.ran_kernel = cls.reads_code = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import torch
+
+    import helion_fx_mlir  # noqa: F401  (registers the mlir backend when Helion loads)
+    import helion._testing as testing
+    from helion.runtime.kernel import BoundKernel
+
+    testing.DEVICE = torch.device("cpu")
+    testing._get_backend = lambda: "triton"
+    testing.TestCase.assertExpectedJournal = lambda self, value: None
+    for name in CODE_ASSERTIONS:
+        setattr(unittest.TestCase, name, _unless_code(getattr(unittest.TestCase, name)))
+    BoundKernel.compile_config = _marking_runs(BoundKernel.compile_config)
+    BoundKernel.run_ref = _marking_call(BoundKernel.run_ref)
+
+
+def _unless_code(assertion: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(assertion)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if any(isinstance(a, str) and CODE_MARK in a for a in args):
+            _TestState.reads_code = True
+            return None
+        return assertion(self, *args, **kwargs)
+
+    return checked
+
+
+def _marking_call(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _TestState.ran_kernel = True
+        return method(*args, **kwargs)
+
+    return call
+
+
+def _marking_runs(compile_config: Callable[..., Any]) -> Callable[..., Any]:
+    """The compiled function marks the test as having run a kernel when called."""
+    @functools.wraps(compile_config)
+    def compile_and_mark(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _marking_call(compile_config(self, *args, **kwargs))
+
+    return compile_and_mark
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _TestState.reset()
+    faulthandler.dump_traceback_later(TEST_TIME_LIMIT_S, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and call.excinfo.errisinstance(AssertionError) and CODE_MARK in str(call.excinfo.value):
+        _TestState.reads_code = True  # an assertion about the code, failing with the code in its message
+    report.user_properties.append(("ran_kernel", _TestState.ran_kernel))
+    report.user_properties.append(("reads_code", _TestState.reads_code))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """On the controller (or a run without workers): one JSON line per test phase."""
+    path = os.environ.get(RESULTS_ENV)
+    if not path or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    props = dict(report.user_properties)
+    crashed = report.failed and "crashed while running" in str(report.longrepr)
+    line = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome, "crashed": crashed,
+            "ran_kernel": bool(props.get("ran_kernel")), "reads_code": bool(props.get("reads_code")),
+            "message": _first_error_line(report) if report.failed else ""}
+    with open(path, "a") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def _first_error_line(report: pytest.TestReport) -> str:
+    """The exception's own line ('E   ...'), for grouping failures by cause."""
+    text = str(report.longrepr)
+    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return (errors[0] if errors else text.strip().splitlines()[-1] if text.strip() else "")[:300]
