@@ -99,12 +99,17 @@ def require_tools() -> UpstreamTools:
     return tools
 
 
-def run_tool(name: str, args: Sequence[str], stdin: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run one upstream tool on text from stdin; output and exit code are the caller's to judge."""
+def run_tool(name: str, args: Sequence[str], stdin: str, timeout: float = 600,
+             preload: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
+    """Run one upstream tool on text from stdin; output and exit code are the caller's to judge.
+    `preload` libraries are loaded at start (LD_PRELOAD) and so stay mapped until the end."""
     tools = require_tools()
     command = [str(tools.tool(name)), *args]
+    env = tools.env()
+    if preload:
+        env["LD_PRELOAD"] = ":".join(str(p) for p in preload)
     try:
-        return subprocess.run(command, input=stdin, capture_output=True, text=True, env=tools.env(), timeout=timeout, check=False)
+        return subprocess.run(command, input=stdin, capture_output=True, text=True, env=env, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         raise HelionMLIRError(f"{name} did not finish within {timeout:g} s") from None
 
@@ -232,9 +237,14 @@ def _listed_bool_constants(text: str) -> str:
 
 
 def run_llvm_text(llvm_text: str) -> str:
-    """Run `main` with mlir-runner, the runner-utils libraries and the OpenMP runtime; its stdout."""
+    """Run `main` with mlir-runner, the runner-utils libraries and the OpenMP runtime; its stdout.
+
+    The OpenMP runtime is preloaded too: mlir-runner dlcloses its `-shared-libs` at exit
+    while the runtime's pool threads may still spin in its code, and unmapping it under
+    them crashed 1 run in 30 under load (SIGSEGV in a worker, the main thread in dlclose)."""
     libs = ",".join(str(p) for p in [*require_tools().shared_libs(), openmp_library()])
-    proc = run_tool("mlir-runner", ["-e", "main", "-entry-point-result=void", f"-shared-libs={libs}", "-"], llvm_text)
+    proc = run_tool("mlir-runner", ["-e", "main", "-entry-point-result=void", f"-shared-libs={libs}", "-"], llvm_text,
+                    preload=[openmp_library()])
     if proc.returncode != 0:
         raise HelionMLIRError(f"mlir-runner failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
     return proc.stdout
