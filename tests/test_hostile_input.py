@@ -27,6 +27,8 @@ DIVIDE_BY_ZERO = '''func.func @f(%b: index) -> index {
   return %0 : index
 }'''
 DEEP = "module attributes {test.a = " + "[" * 5000 + "]" * 5000 + "} {}"
+# `\\ff` is not UTF-8: the bindings raised converting the diagnostic that quotes the name.
+BAD_ESCAPE = 'module {\n  func.func @f() {\n    func.call @"\\ff"() : () -> ()\n    return\n  }\n}'
 
 HOSTILE = {
     "block-size-0": (GET_SYMBOL.replace("BS", "0 : index"), "k.mlir:1:1: error: module attribute 'loom.block_size_0' must be a positive integer"),
@@ -34,6 +36,7 @@ HOSTILE = {
     "dtype-code": (DTYPE, "k.mlir:3:8: error: 'torch.prims.convert_element_type' has dtype code 99"),
     "affine-divisor-0": (DIVIDE_BY_ZERO, "k.mlir:2:8: error: 'affine.apply' has affine map ()[s0] -> (37 ceildiv 0) with divisor 0"),
     "deep-nesting": (DEEP, "k.mlir:1:1028: error: nesting deeper than 1000 levels is not supported"),
+    "non-utf8-escape": (BAD_ESCAPE, "k.mlir:3:16: error: this string's escapes spell bytes that are not UTF-8"),
 }
 
 
@@ -49,7 +52,8 @@ def test_validator_returns_located_diagnostics(name: str) -> None:
 def test_lowering_raises_our_error_with_a_place(name: str) -> None:
     with pytest.raises(MLIRTextError) as err:
         lower_to_linalg(HOSTILE[name][0])
-    place = {"dtype-code": "<mlir>:3:8:", "affine-divisor-0": "<mlir>:2:8:"}.get(name, "<mlir>:1:")
+    place = {"dtype-code": "<mlir>:3:8:", "affine-divisor-0": "<mlir>:2:8:",
+             "non-utf8-escape": "<mlir>:3:16:"}.get(name, "<mlir>:1:")
     assert err.value.diagnostics[0].startswith(place)
 
 

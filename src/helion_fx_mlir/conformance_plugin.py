@@ -9,8 +9,10 @@ cannot hold for MLIR, so only that is turned off:
 
 - `assertExpectedJournal` (golden Triton files) does nothing;
 - a unittest assertion given the generated code (`assertIn("tl.load", code)`) does nothing
-  and marks the test `reads_code`: its outcome says nothing about us, and the report lists
-  it apart.
+  and marks the test `reads_code`; the test's other assertions (its outputs) still count;
+- a test that fails on an assertion quoting the generated code (a plain `assert ... in
+  code`) is `code_failure`: its outcome says nothing about us, and the report lists it
+  apart.
 
 Per test it records, as `user_properties` (which xdist carries to the controller), whether
 a kernel ran (ours: a compiled host function was called; reference mode: `run_ref`) and
@@ -107,10 +109,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
-    if call.excinfo is not None and call.excinfo.errisinstance(AssertionError) and CODE_MARK in str(call.excinfo.value):
-        _TestState.reads_code = True  # an assertion about the code, failing with the code in its message
+    code_failure = (call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+                    and CODE_MARK in str(call.excinfo.value))  # an assertion on the code, quoting it
     report.user_properties.append(("ran_kernel", _TestState.ran_kernel))
-    report.user_properties.append(("reads_code", _TestState.reads_code))
+    report.user_properties.append(("reads_code", _TestState.reads_code or code_failure))
+    report.user_properties.append(("code_failure", code_failure))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -122,6 +125,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     crashed = report.failed and "crashed while running" in str(report.longrepr)
     line = {"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome, "crashed": crashed,
             "ran_kernel": bool(props.get("ran_kernel")), "reads_code": bool(props.get("reads_code")),
+            "code_failure": bool(props.get("code_failure")),
             "message": _first_error_line(report) if report.failed else ""}
     with open(path, "a") as out:
         out.write(json.dumps(line) + "\n")

@@ -67,6 +67,41 @@ def nesting_problem(text: str, limit: int = MAX_NESTING) -> TextProblem | None:
     return None
 
 
+def text_problem(text: str) -> TextProblem | None:
+    """The first problem of the text that would crash the parser or its diagnostics."""
+    return nesting_problem(text) or escape_problem(text)
+
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*')
+_HEX_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2})|\\.")
+
+
+def escape_problem(text: str) -> TextProblem | None:
+    """Where a string literal's `\\XX` escapes spell bytes that are not UTF-8. MLIR keeps
+    them, but the bindings cannot hand such a string (or a diagnostic quoting it) to Python."""
+    for match in _STRING_OR_COMMENT.finditer(text):
+        literal = match.group()
+        if not literal.startswith('"') or "\\" not in literal:
+            continue
+        data = _escaped_bytes(literal[1:-1])
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return _problem_at(text, match.start(), "this string's escapes spell bytes that are not UTF-8; "
+                                                    "MLIR strings must be UTF-8")
+    return None
+
+
+def _escaped_bytes(body: str) -> bytes:
+    """A string literal's bytes: `\\XX` is byte XX, other characters their UTF-8."""
+    data, pos = bytearray(), 0
+    for escape in _HEX_ESCAPE.finditer(body):
+        data += body[pos:escape.start()].encode()
+        data += bytes.fromhex(escape.group(1)) if escape.group(1) else escape.group().encode()
+        pos = escape.end()
+    return bytes(data + body[pos:].encode())
+
+
 def _problem_at(text: str, offset: int, message: str) -> TextProblem:
     line = text.count("\n", 0, offset) + 1
     return TextProblem(line, offset - (text.rfind("\n", 0, offset) + 1) + 1, message)

@@ -9,7 +9,7 @@ from torch_mlir import ir
 
 from .dialects import mlir_context
 from .errors import MLIRTextError
-from .input_checks import module_problems, nesting_problem, unlocated_parse_failure
+from .input_checks import module_problems, text_problem, unlocated_parse_failure
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,9 @@ def format_diagnostic(diag: object, filename: str, default: ir.Location | None =
 def parse_module(text: str, filename: str = "<mlir>", *, verify: bool = True) -> ir.Module:
     """Parse (and verify, with the checks our passes rely on) text in the shared context;
     raise MLIRTextError with located diagnostics."""
-    too_deep = nesting_problem(text)
-    if too_deep is not None:
-        raise MLIRTextError("parse", [f"{filename}:{too_deep.line}:{too_deep.col}: error: {too_deep.message}"])
+    problem = text_problem(text)
+    if problem is not None:
+        raise MLIRTextError("parse", [f"{filename}:{problem.line}:{problem.col}: error: {problem.message}"])
     with mlir_context():
         try:
             module = ir.Module.parse(text)

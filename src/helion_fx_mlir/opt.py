@@ -20,7 +20,7 @@ from torch_mlir import ir, passmanager
 
 from .dialects import mlir_context
 from .errors import RewriteError, UsageError
-from .input_checks import module_problems, nesting_problem, unlocated_parse_failure
+from .input_checks import module_problems, text_problem, unlocated_parse_failure
 from .mlir_text import file_position
 from .shell import read_input, run_tool, stage, write_output
 from .passes import NAMED_PIPELINES
@@ -420,9 +420,9 @@ def _placed(diag: Diagnostic, module: ir.Module | None) -> Diagnostic:
 def parse_checked(chunk: str, filename: str) -> ir.Module:
     """Parse, name the input file in locations, and check what passes rely on; problems
     are emitted as located errors (then StepFailed)."""
-    too_deep = nesting_problem(chunk)
-    if too_deep is not None:
-        ir.Location.file(filename, too_deep.line, too_deep.col).emit_error(too_deep.message)
+    problem = text_problem(chunk)
+    if problem is not None:
+        ir.Location.file(filename, problem.line, problem.col).emit_error(problem.message)
         raise StepFailed
     stage("the MLIR parser")
     module = ir.Module.parse(chunk)
