@@ -22,6 +22,8 @@ from .errors import HelionMLIRError, LoweringError, mlir_location
 from .ir_values import LaneBound, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from .lowering_context import KernelArgInfo, LoopInfo, LoweringContext, RootInfo
 from .mlir_builder import is_concrete_size
+from .rules.memory import fake_empty
+from .rules.tensors import expand_dims
 from .stripped_args import restored_args
 
 class IRVisitor:
@@ -483,7 +485,26 @@ class IRVisitor:
         """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
         args, kwargs = restored_args(node)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
+        if isinstance(node.meta.get("val"), torch.Tensor):
+            args = [self.aligned_by_tile(node, a) for a in args]
         return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
+
+    def aligned_by_tile(self, node: fx.Node, arg: Any) -> Any:
+        """An operand of lower rank whose dims are tiles of the result, but not its trailing
+        ones (`a[t0, t1] + b[t0]`): Helion broadcasts by tile, so unit dims go where the
+        result's other tiles are (b as [t0, 1]); torch's trailing rule would pair t0 with t1."""
+        val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
+        out = node.meta["val"].shape
+        if not isinstance(val, torch.Tensor) or not 0 < val.dim() < len(out):
+            return arg
+        positions = tile_positions(val.shape, out)
+        if positions is None:
+            return arg
+        index = [slice(None) if d in positions else None for d in range(len(out))]
+        fake = fake_empty(val, [val.shape[positions.index(d)] if d in positions else 1 for d in range(len(out))],
+                          val.dtype)
+        static = self.static_meta(fake)
+        return TypedValue(expand_dims(self, f"{arg.name}_by_tile", self.value(arg), index, mlir_type(static)), static)
 
     def emit_torch_op(self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> Any:
         by_node: dict[object, torch_mlir_helper.Operand] = {}
@@ -582,3 +603,20 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
         self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)
+
+
+def tile_positions(shape: Sequence[Any], out: Sequence[Any]) -> list[int] | None:
+    """Where each dim of `shape` lies in `out` when torch's trailing alignment would pair
+    different symbols but matching the same symbols in order places every dim; else None."""
+    same = lambda a, b: str(a) == str(b)  # noqa: E731 - SymInts compare by expression, no guard
+    trailing = all(same(a, b) or (isinstance(a, int) and a == 1) for a, b in zip(reversed(shape), reversed(out)))
+    if trailing:
+        return None
+    positions, start = [], 0
+    for size in shape:
+        found = next((d for d in range(start, len(out)) if same(size, out[d])), None)
+        if found is None:
+            return None
+        positions.append(found)
+        start = found + 1
+    return positions

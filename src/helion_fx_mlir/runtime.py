@@ -66,6 +66,11 @@ class Engine:
     in_place: list[int]  # per output: the input it is written into, or -1
     unused: set[str] = field(default_factory=set)  # arguments the kernel body never reads or writes
 
+    @functools.cached_property
+    def own_args(self) -> list[int]:
+        """Per output, the position of its own argument."""
+        return [next(i for i, a in enumerate(self.args) if a.name == o.name) for o in self.outputs]
+
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`. Outputs written in place land in the
         host tensors themselves (or their contiguous copies, copied back); the others in
@@ -78,6 +83,9 @@ class Engine:
         ptrs += [ctypes.pointer(ctypes.pointer(memref_descriptor(t))) for at, t in zip(self.in_place, outs) if at < 0]
         use_torch_threads()
         self.engine.invoke(self.name, *ptrs)
+        # A result that is another argument's buffer (an output equal to an input the
+        # kernel left as it was) is read out before any copy below overwrites that input.
+        outs = [out.clone() if 0 <= at != own else out for out, at, own in zip(outs, self.in_place, self.own_args)]
         for out, host in zip(outs, hosts):
             if out.data_ptr() != host.data_ptr():
                 host.copy_(out)

@@ -39,6 +39,7 @@ class Access:
     tile_type: str  # the value's type, without the newaxis dims
     result_type: str  # the type Helion gives the access (with newaxis dims)
     guard: str | None = None  # i1: every scalar index computed on the device is inside the tensor
+    broadcast: tuple[int, ...] = ()  # tile dims over a size-1 tensor dim: every lane reads its element
 
     @property
     def padded(self) -> bool:
@@ -56,8 +57,13 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     entries += [slice(None)] * (len(shape) - len(entries))
     owners = _dim_owners(v, index, len(shape))
     kept_sizes = iter([size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None])
-    parts = []
+    parts, broadcast = [], []
     for dim, entry in enumerate(entries):
+        if _broadcasts(v, entry, shape[dim]):
+            next(kept_sizes)
+            broadcast.append(sum(p.keep for p in parts))
+            parts.append(Slice(0, 1, True))
+            continue
         part = _slice(v, node, entry, shape[dim])
         parts.append(_rolled_chunk(v, entry, part, next(kept_sizes) if part.keep else None))
     parts, guard = _guard_scalar_indices(v, parts, shape)
@@ -67,7 +73,13 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)
     kept = [p for p in parts if p.keep]
     valid = [p.size if isinstance(p.size, int) and d != "?" else None for p, d in zip(kept, dims, strict=True)]
-    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard)
+    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard, tuple(broadcast))
+
+
+def _broadcasts(v: IRVisitor, entry: Any, size: Any) -> bool:
+    """Helion's rule: a tile indexing a tensor dim of size 1 reads index 0 in every lane
+    (the dim broadcasts, as `bias[tile_m, tile_n]` over a [1, n] bias)."""
+    return isinstance(size, int) and size == 1 and not isinstance(entry, slice) and v.tile_of(entry) is not None
 
 
 def _rolled_chunk(v: IRVisitor, entry: Any, part: Slice, size: Any) -> Slice:
@@ -421,11 +433,36 @@ def read(v: IRVisitor, acc: Access, name: str) -> Value:
     else:
         v.builder.emit(f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.valid_type)} : {source.type} to {acc.valid_type}")
     tile = Value(ssa, acc.valid_type)
-    if acc.padded:
-        tile = pad(v, name if acc.tile_type == acc.result_type else f"{name}_tile", tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
+    tile_name = name if acc.tile_type == acc.result_type else f"{name}_tile"
+    if acc.broadcast:
+        tile = _broadcast_lanes(v, tile_name, tile, [p.size for p in acc.parts if p.keep], acc)
+    elif acc.padded:
+        tile = pad(v, tile_name, tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
     if acc.tile_type == acc.result_type:
         return tile
     return expand_dims(v, name, tile, acc.owners, acc.result_type)
+
+
+def _broadcast_lanes(v: IRVisitor, name: str, value: Value, sizes: Sequence[Any], acc: Access) -> Value:
+    """The slice padded to the tile shape with its broadcast dims kept at 1, then a
+    linalg.generic that reads element 0 of those dims for every lane."""
+    dims = tensor_dims(acc.tile_type)
+    if "?" in dims:
+        raise HelionMLIRError("a tile over a size-1 tensor dim needs static block sizes here")
+    unit = format_tensor_type([1 if d in acc.broadcast else int(w) for d, w in enumerate(dims)], element_type(acc.tile_type))
+    if value.type != unit:
+        value = pad(v, f"{name}_unit", value, sizes, unit)
+    b, elt = v.builder, element_type(acc.tile_type)
+    ds = [f"d{d}" for d in range(len(dims))]
+    source = ", ".join("0" if d in acc.broadcast else ds[d] for d in range(len(dims)))
+    empty, ssa, lane, out = b.fresh(f"{name}_empty"), b.fresh(name), b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
+    iterators = ", ".join('"parallel"' for _ in ds)
+    b.emit(f"{empty} = tensor.empty() : {acc.tile_type}")
+    b.emit(f"{ssa} = linalg.generic {{indexing_maps = [affine_map<({', '.join(ds)}) -> ({source})>, "
+           f"affine_map<({', '.join(ds)}) -> ({', '.join(ds)})>], iterator_types = [{iterators}]}} "
+           f"ins({value.ssa} : {value.type}) outs({empty} : {acc.tile_type}) {{\n^bb0({lane}: {elt}, {out}: {elt}):\n"
+           f"  linalg.yield {lane} : {elt}\n}} -> {acc.tile_type}")
+    return Value(ssa, acc.tile_type)
 
 
 def is_empty(ty: str) -> bool:
