@@ -328,9 +328,69 @@ def _copy_init(op: ir.Operation) -> ir.Value:
 BUFFERIZE_STEPS: tuple[PipelineStep, ...] = (PREPARE_BUFFERS, untie_shared_inits, BUFFERIZE)
 
 
+# Folds the grids' trip counts (block sizes are constants after resolve_helion_ops) without
+# canonicalization's patterns (see promote_single_program_grids).
+FOLD_CONSTANTS = "builtin.module(func.func(sccp))"
+DYNAMIC = -(2**63)  # ShapedType::kDynamic in static index arrays
+
+
+def promote_single_program_grids(module: ir.Module) -> None:
+    """An scf.forall of one program becomes its body, each parallel_insert_slice an
+    insert_slice into the result so far. MLIR's canonicalizer does this too, but pairs the
+    i-th insert with the i-th result: a program storing twice into one tensor
+    (`dst[:32, t] = ...; dst[32:, t] = ...`) lost the second store (upstream's own
+    mlir-opt asserts on it)."""
+    with mlir_context():
+        for grid in ops_named(module, "scf.forall"):
+            if _one_program(grid):
+                _promote(grid)
+
+
+def _one_program(grid: ir.Operation) -> bool:
+    attrs = grid.attributes
+    lower, upper, step = (list(ir.DenseI64ArrayAttr(attrs[k])) for k in ("staticLowerBound", "staticUpperBound", "staticStep"))
+    dynamic = iter(grid.operands[:sum(b == DYNAMIC for b in lower + upper + step)])
+    if any(b == DYNAMIC for b in lower + step) or any(b not in (1, DYNAMIC) for b in upper):
+        return False
+    return all(b == 1 or integer_value(_constant_attr(next(dynamic))) == 1 for b in upper)
+
+
+def _constant_attr(value: ir.Value) -> ir.Attribute | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    return owner.attributes["value"]
+
+
+def _promote(grid: ir.Operation) -> None:
+    body = grid.regions[0].blocks[0]
+    rank = len(ir.DenseI64ArrayAttr(grid.attributes["staticUpperBound"]))
+    inits = list(grid.operands[len(grid.operands) - len(grid.results):])
+    with ir.InsertionPoint(grid), grid.location:
+        zero = arith.ConstantOp(ir.IndexType.get(), 0).result
+    for iv in list(body.arguments)[:rank]:
+        iv.replace_all_uses_with(zero)
+    for shared, init in zip(list(body.arguments)[rank:], inits):
+        shared.replace_all_uses_with(init)
+    current = list(inits)
+    ops = list(body.operations)
+    for op in ops[:-1]:
+        op.move_before(grid)
+    for insert in list(ops[-1].regions[0].blocks[0].operations):
+        at = inits.index(insert.operands[1])
+        with ir.InsertionPoint(grid), insert.location:
+            current[at] = ir.Operation.create(
+                "tensor.insert_slice", results=[current[at].type], operands=[insert.operands[0], current[at], *insert.operands[2:]],
+                attributes={name: insert.attributes[name] for name in
+                            ("operandSegmentSizes", "static_offsets", "static_sizes", "static_strides")}).result
+    for result, value in zip(grid.results, current):
+        result.replace_all_uses_with(value)
+    grid.erase()
+
+
 def linalg_steps() -> tuple[PipelineStep, ...]:
     """Kernel MLIR -> linalg on tensors."""
-    return (resolve_helion_ops, TORCH_TO_LINALG)
+    return (resolve_helion_ops, FOLD_CONSTANTS, promote_single_program_grids, TORCH_TO_LINALG)
 
 
 def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
@@ -458,7 +518,7 @@ def _drop_arg_results(func: ir.Operation) -> list[int]:
 
 
 # The stage an error names, per pass pipeline.
-STAGES = {TORCH_TO_LINALG: "torch-to-linalg", FUSE_ELEMENTWISE: "fuse-elementwise",
+STAGES = {FOLD_CONSTANTS: "torch-to-linalg", TORCH_TO_LINALG: "torch-to-linalg", FUSE_ELEMENTWISE: "fuse-elementwise",
           PREPARE_BUFFERS: "bufferize", BUFFERIZE: "bufferize",
           GRID_TO_OPENMP: "grid-to-openmp", BUFFERS_TO_LLVM: "linalg-to-llvm", BUFFERS_TO_LLVM_CHECKED: "linalg-to-llvm"}
 
