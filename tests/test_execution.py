@@ -22,6 +22,16 @@ def test_matches_eager(name: str, dtype: torch.dtype) -> None:
     torch.testing.assert_close(got, example.reference(*args))
 
 
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_fast_pipeline_matches_eager(name: str) -> None:
+    """What users run: the fast pipeline (vectorized, multi-threaded grid) with the
+    kernel's default config, on its first dtype."""
+    example = EXAMPLES[name]
+    args = example.args()
+    got = compile_kernel(example.kernel.bind(args))(*args)
+    torch.testing.assert_close(got, example.reference(*args))
+
+
 CONFIG_CASES = [
     pytest.param(name, config, id=f"{name}-{i}")
     for name, example in EXAMPLES.items()

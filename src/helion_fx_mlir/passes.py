@@ -352,14 +352,14 @@ def _one_program(grid: ir.Operation) -> bool:
     dynamic = iter(grid.operands[:sum(b == DYNAMIC for b in lower + upper + step)])
     if any(b == DYNAMIC for b in lower + step) or any(b not in (1, DYNAMIC) for b in upper):
         return False
-    return all(b == 1 or integer_value(_constant_attr(next(dynamic))) == 1 for b in upper)
+    return all(b == 1 or _constant_index(next(dynamic)) == 1 for b in upper)
 
 
-def _constant_attr(value: ir.Value) -> ir.Attribute | None:
+def _constant_index(value: ir.Value) -> int | None:
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "arith.constant":
         return None
-    return owner.attributes["value"]
+    return integer_value(owner.attributes["value"])
 
 
 def _promote(grid: ir.Operation) -> None:

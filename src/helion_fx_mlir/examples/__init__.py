@@ -23,13 +23,14 @@ from . import (
     reductions,
     routing,
     scalars,
+    semantics,
     split_k,
 )
 from .registry import Example
 
 FAMILIES = (kernels, elementwise, reductions, matmuls, attention, jagged_moe, control_flow, coverage_ops,
             manual_loops, jagged_tiles, norm_backward, split_k, positional, concat, quantized, routing, closures,
-            scalars)
+            scalars, semantics)
 EXAMPLES: dict[str, Example] = {e.name: e for module in FAMILIES for e in module.EXAMPLES}
 
 __all__ = ["EXAMPLES", "Example"]

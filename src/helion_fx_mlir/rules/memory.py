@@ -136,18 +136,26 @@ def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
             raise LoweringError(node, f"strided slice {idx} is not supported")
         start = 0 if idx.start is None else idx.start
         stop = extent if idx.stop is None else idx.stop
+        start, stop = (_from_end(v, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop))
         if isinstance(start, int) and isinstance(stop, int):
             return Slice(start, stop - start, True)
         begin = v.index_value(start)
         return Slice(begin, v.emit_index_op("arith.subi", v.index_value(stop), begin, "slice_size"), True)
     if isinstance(idx, int):
-        return Slice(idx, 1, False)
+        return Slice(_from_end(v, idx, extent) if idx < 0 else idx, 1, False)
     tile = v.tile_of(idx)
     if tile is not None:
         return in_tensor(v, tile, extent)
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
         return Slice(v.index_value(idx), 1, False)
     raise LoweringError(node, f"index element {idx!r} is not supported")
+
+
+def _from_end(v: IRVisitor, idx: int, extent: Any) -> Any:
+    """A negative index counts from the end of the dim, as in Python (`x[-1]`)."""
+    if isinstance(extent, int):
+        return extent + idx
+    return v.emit_index_op("arith.addi", v.index_value(extent), v.builder.index(idx), "from_end")
 
 
 def in_tensor(v: IRVisitor, tile: Tile, extent: Any) -> Slice:
@@ -203,9 +211,22 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
     out_sizes = [size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None]
     sym_sizes = [size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None]
     rank, pos, tensors = len(out_sizes), 0, []
+    owned = tensor_index_dims(entries)
+    broadcast = any(n != 1 for n in owned.values() if owned)
+    group = max(owned.values(), default=0)
+    group_start: int | None = None
     for dim, entry in enumerate(entries):
         if _is_tensor_index(entry):
             t = v.convert(v.typed(entry), torch.int64, f"{node.name}_idx{dim}")
+            if broadcast:  # right-aligned into the dims the first tensor index opened
+                group_start = pos if group_start is None else group_start
+                for _ in range(group - t.val.dim()):
+                    t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, 0)
+                at, k, advance = group_start, group, owned[entry]
+            else:
+                if t.val.dim() > 1:  # [n, 1] gives one dim: as [n]
+                    t = v.torch_call(f"{node.name}_idx{dim}_flat", torch.ops.aten.reshape.default, t, [-1])
+                at, k, advance = pos, t.val.dim(), t.val.dim()
         else:
             part = _slice(v, node, entry, shape[dim])
             if part.keep:
@@ -215,13 +236,13 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
                 t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
             else:
                 t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
-        k = t.val.dim()
-        for _ in range(pos):
+            at, k, advance = pos, t.val.dim(), t.val.dim()
+        for _ in range(at):
             t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, 0)
-        for _ in range(rank - pos - k):
+        for _ in range(rank - at - k):
             t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, -1)
         tensors.append(t)
-        pos += k
+        pos += advance
     return tensors
 
 
@@ -229,23 +250,72 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
     """The index entry each result dim comes from: None adds one, a tensor its rank,
     a tile or slice one, an int or scalar none (missing trailing entries are slices)."""
     padded = [*index, *[slice(None)] * (rank - len([e for e in index if e is not None]))]
+    owned = tensor_index_dims(padded)
     owners: list[Any] = []
     for entry in padded:
         if _is_tensor_index(entry):
-            owners += [entry] * entry.meta["val"].dim()
+            owners += [entry] * owned[entry]
         elif entry is None or isinstance(entry, slice) or v.tile_of(entry) is not None:
             owners.append(entry)
     return owners
 
 
+def tensor_index_dims(index: Sequence[Any]) -> dict[fx.Node, int]:
+    """How many result dims each tensor index gives, by Helion's rule: adjacent tensor
+    indices of which one has several dims broadcast together (the first one gives the
+    broadcast shape's dims, the others none); otherwise each gives one dim (a 1-D tile
+    index: its own dim, so two of them index the cartesian product), a 0-d one none."""
+    tensors = [e for e in index if _is_tensor_index(e)]
+    positions = [i for i, e in enumerate(index) if _is_tensor_index(e)]
+    ranks = [t.meta["val"].dim() for t in tensors]
+    broadcast = (any(r > 1 for r in ranks) or (len(tensors) > 1 and not all(_tile_sized(t) for t in tensors))) \
+        and positions == list(range(positions[0], positions[-1] + 1)) if tensors else False
+    if broadcast:
+        return {t: (max(ranks) if i == 0 else 0) for i, t in enumerate(tensors)}
+    return {t: min(r, 1) for t, r in zip(tensors, ranks)}
+
+
+def _tile_sized(t: fx.Node) -> bool:
+    """A 1-D index tensor whose length is a block size (a tile's index arithmetic)."""
+    val = t.meta["val"]
+    return val.dim() == 1 and isinstance(val.shape[0], torch.SymInt)
+
+
+def _reshaped_on_store(value: Any, target: Any) -> bool:
+    """A stored value of another rank than its subscript (`buf[:] = x[i]`, `y[i] = x[i:i+1]`)
+    or with unit dims where the subscript has wider ones (`out[t, :] = col[t][:, None]`):
+    Helion broadcasts it over the subscript (unit dims dropped where it has fewer)."""
+    return value.dim() != target.dim() or any(
+        isinstance(a, int) and a == 1 and str(a) != str(b) for a, b in zip(value.shape, target.shape))
+
+
 def operand_like(v: IRVisitor, arg: Any, sym_val: Any, name: str) -> TypedValue:
     """A node's value, or a Python number as a tensor of `sym_val`'s shape and dtype."""
-    if isinstance(arg, fx.Node):
+    if isinstance(arg, fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor):
         return v.typed(arg)
+    if isinstance(arg, fx.Node) and isinstance(arg.meta.get("val"), torch.SymInt):  # `tile.block_size`
+        static = v.static_meta(sym_val)
+        return TypedValue(_fill_with_index(v, f"{name}_value", v.index_value(arg), mlir_type(static)), static)
     if not isinstance(arg, (bool, int, float)):
         raise HelionMLIRError(f"a value of type {type(arg).__name__} cannot be stored")
     static = v.static_meta(sym_val)
     return TypedValue(emit_full(v, f"{name}_value", list(sym_val.shape), arg, sym_val.dtype, mlir_type(static)), static)
+
+
+def _fill_with_index(v: IRVisitor, name: str, index: str, ty: str) -> Value:
+    """A static tensor of type `ty` filled with an index value converted to its elements."""
+    b, elt = v.builder, element_type(ty)
+    as_i64, scalar, empty, ssa = b.fresh(f"{name}_i64"), b.fresh(f"{name}_elt"), b.fresh(f"{name}_empty"), b.fresh(name)
+    b.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+    if elt.startswith(("f", "bf")):
+        b.emit(f"{scalar} = arith.sitofp {as_i64} : i64 to {elt}")
+    elif elt == "i64":
+        scalar = as_i64
+    else:
+        b.emit(f"{scalar} = arith.trunci {as_i64} : i64 to {elt}")
+    b.emit(f"{empty} = tensor.empty() : {ty}")
+    b.emit(f"{ssa} = linalg.fill ins({scalar} : {elt}) outs({empty} : {ty}) -> {ty}")
+    return Value(ssa, ty)
 
 
 def subscript_meta(v: IRVisitor, node: fx.Node, index: Sequence[Any], dtype: torch.dtype) -> Any:
@@ -444,25 +514,45 @@ def read(v: IRVisitor, acc: Access, name: str) -> Value:
 
 
 def _broadcast_lanes(v: IRVisitor, name: str, value: Value, sizes: Sequence[Any], acc: Access) -> Value:
-    """The slice padded to the tile shape with its broadcast dims kept at 1, then a
-    linalg.generic that reads element 0 of those dims for every lane."""
+    """The slice padded to the tile shape with its broadcast dims kept at 1, then every
+    lane of those dims reads element 0."""
     dims = tensor_dims(acc.tile_type)
     if "?" in dims:
         raise HelionMLIRError("a tile over a size-1 tensor dim needs static block sizes here")
     unit = format_tensor_type([1 if d in acc.broadcast else int(w) for d, w in enumerate(dims)], element_type(acc.tile_type))
     if value.type != unit:
         value = pad(v, f"{name}_unit", value, sizes, unit)
-    b, elt = v.builder, element_type(acc.tile_type)
-    ds = [f"d{d}" for d in range(len(dims))]
-    source = ", ".join("0" if d in acc.broadcast else ds[d] for d in range(len(dims)))
-    empty, ssa, lane, out = b.fresh(f"{name}_empty"), b.fresh(name), b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
+    return broadcast_value(v, name, value, acc.tile_type)
+
+
+def broadcast_value(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
+    """`value` as static type `ty` by torch's rule (dims aligned at the end, unit dims
+    repeated); a value of higher rank whose extra leading dims are 1 drops them."""
+    src, out = tensor_dims(value.type), tensor_dims(ty)
+    if "?" in src or "?" in out:
+        raise HelionMLIRError(f"broadcasting {value.type} to {ty} needs static shapes here")
+    if len(src) > len(out):
+        extra = len(src) - len(out)
+        groups = [list(range(extra + 1)), *[[d] for d in range(extra + 1, len(src))]] if out else []
+        ssa = v.builder.fresh(f"{name}_drop")
+        reassociation = ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups)
+        v.builder.emit(f"{ssa} = tensor.collapse_shape {value.ssa} [{reassociation}] : {value.type} into "
+                       f"tensor<{''.join(d + 'x' for d in src[extra:])}{element_type(value.type)}>")
+        value, src = Value(ssa, f"tensor<{''.join(d + 'x' for d in src[extra:])}{element_type(value.type)}>"), src[extra:]
+    if src == out:
+        return v.coerce(value, ty)
+    b, elt = v.builder, element_type(ty)
+    ds = [f"d{d}" for d in range(len(out))]
+    lead = len(out) - len(src)
+    source = ", ".join("0" if size == "1" != out[lead + d] else ds[lead + d] for d, size in enumerate(src))
+    empty, ssa, lane, last = b.fresh(f"{name}_empty"), b.fresh(name), b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
     iterators = ", ".join('"parallel"' for _ in ds)
-    b.emit(f"{empty} = tensor.empty() : {acc.tile_type}")
+    b.emit(f"{empty} = tensor.empty() : {ty}")
     b.emit(f"{ssa} = linalg.generic {{indexing_maps = [affine_map<({', '.join(ds)}) -> ({source})>, "
            f"affine_map<({', '.join(ds)}) -> ({', '.join(ds)})>], iterator_types = [{iterators}]}} "
-           f"ins({value.ssa} : {value.type}) outs({empty} : {acc.tile_type}) {{\n^bb0({lane}: {elt}, {out}: {elt}):\n"
-           f"  linalg.yield {lane} : {elt}\n}} -> {acc.tile_type}")
-    return Value(ssa, acc.tile_type)
+           f"ins({value.ssa} : {value.type}) outs({empty} : {ty}) {{\n^bb0({lane}: {elt}, {last}: {elt}):\n"
+           f"  linalg.yield {lane} : {elt}\n}} -> {ty}")
+    return Value(ssa, ty)
 
 
 def is_empty(ty: str) -> bool:
@@ -504,6 +594,8 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     dest = v.tensor_state[acc.name]
     if is_empty(dest.type):
         return
+    if len(tensor_dims(value.type)) == len(acc.owners) != len(tensor_dims(acc.tile_type)):
+        value = _drop_newaxis(v, f"{name}_tile", value, acc.owners)
     value = v.coerce(value, acc.tile_type)
     if acc.padded:
         valid = v.builder.fresh(f"{name}_valid")
@@ -527,6 +619,26 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     ssa = v.builder.fresh(name)
     v.builder.emit(f"{ssa} = tensor.insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
     v.tensor_state[acc.name] = Value(ssa, dest.type)
+
+
+def _drop_newaxis(v: IRVisitor, name: str, value: Value, owners: Sequence[Any]) -> Value:
+    """A value shaped like its subscript (`x[None, t] = y` gives [1, t]) without the unit
+    dims of its None entries: stores write the tensor's own dims."""
+    dims = tensor_dims(value.type)
+    kept = [d for d, owner in enumerate(owners) if owner is not None]
+    groups: list[list[int]] = []
+    for d in range(len(dims)):
+        if d in kept or not groups:
+            groups.append([d])
+        else:
+            groups[-1].append(d)
+    if kept and kept[0] != 0:  # leading newaxis dims join the first kept dim
+        groups = [groups[0] + groups[1], *groups[2:]]
+    ty = f"tensor<{''.join(dims[d] + 'x' for d in kept)}{element_type(value.type)}>"
+    reassociation = ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) if kept else ""
+    ssa = v.builder.fresh(name)
+    v.builder.emit(f"{ssa} = tensor.collapse_shape {value.ssa} [{reassociation}] : {value.type} into {ty}")
+    return Value(ssa, ty)
 
 
 def _guarded_element(v: IRVisitor, name: str, value: Value, parts: list[Slice], guard: str) -> tuple[Value, list[Slice]]:
@@ -618,8 +730,14 @@ def store(v: IRVisitor, node: fx.Node) -> None:
     index, value_node, mask = node.args[1], node.args[2], node.args[3]
     name = host_ref(v, node)
     dtype = v.ctx.tensor_arg(name).dtype
-    sym_val = value_node.meta["val"] if isinstance(value_node, fx.Node) else subscript_meta(v, node, index, dtype)
+    sym_val = value_node.meta.get("val") if isinstance(value_node, fx.Node) else None
+    if not isinstance(sym_val, torch.Tensor):
+        sym_val = subscript_meta(v, node, index, dtype)
     value = v.convert(operand_like(v, value_node, sym_val, node.name), dtype, node.name)
+    if not is_gather(index) and _reshaped_on_store(sym_val, target := subscript_meta(v, node, index, dtype)):
+        static = v.static_meta(target)
+        value = TypedValue(broadcast_value(v, f"{node.name}_bcast", value.value, mlir_type(static)), static)
+        sym_val = target
     if is_gather(index):
         scatter(v, node, index, value, sym_val, None, node.name, mask)
         return None

@@ -1,0 +1,202 @@
+"""Helion's meaning where a simpler lowering returned wrong numbers without a word: two
+accumulators fed from one intermediate, grids over `hl.tile(begin, end)` and
+`hl.grid(begin, end, step)`, Python numbers stored and added atomically, the old value an
+atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands aligned by
+tile, two stores into one tensor from a one-program grid, negative indices, stored values
+broadcast over their subscript, and index tensors that broadcast together."""
+
+from __future__ import annotations
+
+import helion
+import helion.language as hl
+import torch
+
+from .registry import Example, randn, tensors
+
+
+@helion.kernel(static_shapes=True)
+def two_accumulators(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two `hl.zeros` accumulators updated from one shared term, each row-summed to its own
+    output (equal inits were merged, and the second output came back equal to the first)."""
+    m, n = x.size()
+    bn = hl.register_block_size(n)
+    first = torch.empty([m], dtype=torch.float32, device=x.device)
+    second = torch.empty([m], dtype=torch.float32, device=x.device)
+    for tm in hl.tile(m):
+        acc_a = hl.zeros([tm, bn], dtype=torch.float32)
+        acc_b = hl.zeros([tm, bn], dtype=torch.float32)
+        for tn in hl.tile(n, block_size=bn):
+            g = torch.sigmoid(x[tm, tn])
+            shared = g * (x[tm, tn] - y[tm, tn])
+            acc_a += shared + y[tm, tn]
+            acc_b += shared * 0.5
+        first[tm] = acc_a.sum(dim=1)
+        second[tm] = acc_b.sum(dim=1)
+    return first, second
+
+
+@helion.kernel(static_shapes=True)
+def window_scale(x: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+    """Doubles x[lo:hi] and leaves the rest zero: a grid from an int begin to an int end."""
+    out = torch.zeros_like(x)
+    for tile in hl.tile(lo, hi):
+        out[tile] = x[tile] * 2
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def strided_rows(x: torch.Tensor, first: int) -> torch.Tensor:
+    """Negates every third row from `first` on: `hl.grid(begin, end, step)`."""
+    out = torch.zeros_like(x)
+    for row in hl.grid(first, x.size(0), 3):
+        for tn in hl.tile(x.size(1)):
+            out[row, tn] = -x[row, tn]
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def mark_and_count(keys: torch.Tensor, bins: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Python numbers as stored values: every tile writes 1.0, and adds 1.0 per key to its
+    bin atomically (a histogram)."""
+    seen = torch.empty([keys.size(0)], dtype=torch.float32, device=keys.device)
+    counts = torch.zeros([bins], dtype=torch.float32, device=keys.device)
+    for tile in hl.tile(keys.size(0)):
+        seen[tile] = 1.0
+        hl.atomic_add(counts, [keys[tile]], 1.0)
+    return seen, counts
+
+
+@helion.kernel(static_shapes=True, ignore_warnings=[helion.exc.TensorOperationInWrapper])
+def add_and_keep_old(counts: torch.Tensor, inc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`hl.atomic_add` returns the values before the add; both are outputs."""
+    total = counts.clone()
+    before = torch.empty_like(counts)
+    for tile in hl.tile(counts.size(0)):
+        before[tile] = hl.atomic_add(total, [tile], inc[tile])
+    return total, before
+
+
+@helion.kernel(static_shapes=True)
+def scale_by_unit_dims(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """rows is [m, 1], cols [1, n], both indexed by the 2-D tile: size-1 dims broadcast."""
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn] = x[tm, tn] * rows[tm, tn] + cols[tm, tn]
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def row_and_column_bias(x: torch.Tensor, row: torch.Tensor, col: torch.Tensor) -> torch.Tensor:
+    """`x[tm, tn] + row[tm] - col[tn]`: 1-D operands line up with the tile they index
+    (torch's trailing rule would pair row's tile with the columns)."""
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn] = x[tm, tn] + row[tm] - col[tn]
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def split_halves(x: torch.Tensor) -> torch.Tensor:
+    """Two stores into one output per program, top rows and bottom rows (a grid of one
+    program lost the second store)."""
+    out = torch.empty_like(x)
+    half = x.size(0) // 2
+    for tn in hl.tile(x.size(1)):
+        out[:half, tn] = x[:half, tn] + 1
+        out[half:, tn] = x[half:, tn] - 1
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def last_row_and_column(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Negative indices count from the end: x[-1, t] and x[t, -1]."""
+    last_row = torch.empty([x.size(1)], dtype=x.dtype, device=x.device)
+    last_col = torch.empty([x.size(0)], dtype=x.dtype, device=x.device)
+    for tn in hl.tile(x.size(1)):
+        last_row[tn] = x[-1, tn]
+    for tm in hl.tile(x.size(0)):
+        last_col[tm] = x[tm, -1]
+    return last_row, last_col
+
+
+@helion.kernel(static_shapes=True)
+def spread_row_means(x: torch.Tensor) -> torch.Tensor:
+    """A [tm, 1] value stored into out[tm, :]: it broadcasts over the subscript."""
+    out = torch.empty_like(x)
+    for tm in hl.tile(x.size(0)):
+        out[tm, :] = x[tm, :].mean(dim=1, keepdim=True)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def gather_grid(table: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    """table[rows[tm][:, None], cols[tn][None, :]]: two index tensors broadcast together."""
+    out = torch.empty([rows.size(0), cols.size(0)], dtype=table.dtype, device=table.device)
+    for tm, tn in hl.tile(out.size()):
+        out[tm, tn] = table[rows[tm][:, None], cols[tn][None, :]]
+    return out
+
+
+# ------------------------------------------------------------------ inputs and references
+
+
+def _two_acc_ref(x, y):
+    shared = torch.sigmoid(x) * (x - y)
+    return (shared + y).sum(1), (shared * 0.5).sum(1)
+
+
+def _window_ref(x, lo, hi):
+    out = torch.zeros_like(x)
+    out[lo:hi] = x[lo:hi] * 2
+    return out
+
+
+def _strided_ref(x, first):
+    out = torch.zeros_like(x)
+    out[first::3] = -x[first::3]
+    return out
+
+
+def _keys(dtype: torch.dtype):
+    return torch.randint(0, 7, (53,)), 7
+
+
+def _mark_ref(keys, bins):
+    return torch.ones(keys.size(0)), torch.bincount(keys, minlength=bins).float()
+
+
+def _unit_dims(dtype: torch.dtype):
+    return torch.randn(37, 21, dtype=dtype), torch.randn(37, 1, dtype=dtype), torch.randn(1, 21, dtype=dtype)
+
+
+def _bias(dtype: torch.dtype):
+    return torch.randn(40, 40, dtype=dtype), torch.randn(40, dtype=dtype), torch.randn(40, dtype=dtype)
+
+
+def _gather_args(dtype: torch.dtype):
+    return torch.randn(30, 20, dtype=dtype), torch.randint(0, 30, (13,)), torch.randint(0, 20, (11,))
+
+
+EXAMPLES = [
+    Example("two_accumulators", two_accumulators, tensors(randn(37, 300), randn(37, 300)), _two_acc_ref,
+            (torch.float32,), (helion.Config(block_sizes=[8, 32]), helion.Config(block_sizes=[64, 16]))),
+    Example("window_scale", window_scale, tensors(randn(100), 13, 70), _window_ref, (torch.float32, torch.bfloat16),
+            (helion.Config(block_sizes=[8]),)),
+    Example("strided_rows", strided_rows, tensors(randn(50, 19), 4), _strided_ref, (torch.float32,),
+            (helion.Config(block_sizes=[8]),)),
+    Example("mark_and_count", mark_and_count, _keys, _mark_ref, (torch.float32,), (helion.Config(block_sizes=[64]),)),
+    Example("add_and_keep_old", add_and_keep_old, tensors(randn(37), randn(37)), lambda c, i: (c + i, c),
+            (torch.float32,), (helion.Config(block_sizes=[64]), helion.Config(block_sizes=[8]))),
+    Example("scale_by_unit_dims", scale_by_unit_dims, _unit_dims, lambda x, r, c: x * r + c, (torch.float32,),
+            (helion.Config(block_sizes=[8, 16]),)),
+    Example("row_and_column_bias", row_and_column_bias, _bias, lambda x, r, c: x + r[:, None] - c[None, :],
+            (torch.float32,), (helion.Config(block_sizes=[8, 16]),)),
+    Example("split_halves", split_halves, tensors(randn(45, 19)), lambda x: torch.cat([x[:22] + 1, x[22:] - 1]),
+            (torch.float32,), (helion.Config(block_sizes=[32]),)),
+    Example("last_row_and_column", last_row_and_column, tensors(randn(37, 21)), lambda x: (x[-1], x[:, -1]),
+            (torch.float32,), (helion.Config(block_sizes=[8, 64]),)),
+    Example("spread_row_means", spread_row_means, tensors(randn(37, 21)),
+            lambda x: x.mean(1, keepdim=True).expand_as(x), (torch.float32,), (helion.Config(block_sizes=[8]),)),
+    Example("gather_grid", gather_grid, _gather_args, lambda t, r, c: t[r[:, None], c[None, :]], (torch.float32,),
+            (helion.Config(block_sizes=[8, 4]),)),
+]
