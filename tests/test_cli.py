@@ -87,10 +87,13 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
          f"{KERNELS}:27: the reference fails on these arguments: not enough values to unpack"),
         (["run", f"{KERNELS}:add", "--args", "4x5xf32", "4x5xf32", "--config", "block_sizes=3"], 1,
          "Not enough values for config['block_sizes']"),
+        (["emit", f"{pathlib.Path(__file__).parent / 'kernels_rejected.py'}:mismatched_rows", "--args", "10x8xf32",
+          "10x7xf32"], 1, "kernels_rejected.py:15: RuntimeError: a and b must have same reduction dim"),
     ],
     ids=["missing-file", "unknown-kernel", "bad-spec", "bad-config", "bad-ref", "missing-mlir", "bad-command", "no-args",
          "several-with-args", "too-few-args", "too-many-args", "unknown-bench", "bad-threads", "dim-past-int64", "too-big-to-run",
-         "rank-mismatch", "host-assert-emit", "host-assert-run", "reference-rejects", "config-mismatch"],
+         "rank-mismatch", "host-assert-emit", "host-assert-run", "reference-rejects", "config-mismatch",
+         "body-rejected"],
 )
 def test_bad_input_gives_one_message_and_an_exit_code(argv: list[str], code: int, message: str) -> None:
     result = run(*argv)

@@ -7,6 +7,7 @@ one message, never a Python traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import pathlib
 import sys
 import time
@@ -216,8 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_tool(PROG, lambda: _main(argv), guard=argv is None)
 
 
+# torch logs the traceback of a failed shape check in the kernel body before Helion raises
+# it; Helion's error reaches the user as one located line, so the log is noise.
+QUIET_LOGGERS = ("torch._subclasses.fake_tensor",)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     ns = build_parser().parse_args(argv)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).addFilter(lambda _record: False)
     try:
         return COMMANDS[ns.command](ns)
     except Exception as err:
