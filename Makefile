@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench fuzz fuzz-mlir docs clean
+.PHONY: setup demo test pytest lit bench fuzz fuzz-mlir conformance docs clean
 
 setup: $(STAMP)
 
@@ -40,6 +40,12 @@ fuzz: $(STAMP)
 # environment. `make test` runs a bounded one.
 fuzz-mlir: $(STAMP)
 	$(PY) -m helion_fx_mlir.fuzz_mlir
+
+# Helion's own test/ directory through the mlir backend and in reference mode, side by side.
+# HELION_SRC names a Helion source checkout; CONFORMANCE_JOBS (2) workers per run.
+conformance: $(STAMP)
+	@test -n "$(HELION_SRC)" || (echo "make conformance needs HELION_SRC=<a Helion checkout with test/>" >&2; exit 2)
+	$(PY) -m helion_fx_mlir.conformance --helion-src "$(HELION_SRC)"
 
 docs: $(STAMP)
 	$(PY) -m helion_fx_mlir.coverage

@@ -68,9 +68,10 @@ def run_mode(mode: str, helion_src: Path, files: list[str], jobs: int, results: 
     targets = files or ["test"]
     ignores = [f"--ignore=test/{name}" for name in HELD_OUT]
     command = [sys.executable, "-m", "pytest", "-p", "helion_fx_mlir.conformance_plugin", "-p", "no:cacheprovider",
-               "-q", "-n", str(jobs), "--max-worker-restart=1000", *ignores, *targets]
+               "-q", "-n", str(jobs), "--max-worker-restart=1000", f"--rootdir={helion_src}", *ignores, *targets]
     print(f"[conformance] {mode}: {' '.join(command[2:])}", file=sys.stderr, flush=True)
-    subprocess.run(command, cwd=helion_src, env=env, stdout=subprocess.DEVNULL, check=False)
+    with open(results.with_suffix(".log"), "w") as log:  # pytest's own report, and crash dumps
+        subprocess.run(command, cwd=helion_src, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     return read_results(results)
 
 
@@ -109,7 +110,9 @@ def _row(cells: Iterable[object]) -> str:
 
 
 def _kernel_test(nodeid: str, ours: dict[str, TestResult], ref: dict[str, TestResult]) -> bool:
-    return any(nodeid in tests and tests[nodeid].ran_kernel for tests in (ours, ref))
+    """Ran a kernel in either mode, or crashed (a dead worker reports nothing more)."""
+    return any(nodeid in tests and (tests[nodeid].ran_kernel or tests[nodeid].outcome == "crashed")
+               for tests in (ours, ref))
 
 
 def _fails_on_code(nodeid: str, ours: dict[str, TestResult]) -> bool:
@@ -154,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.helion_src is None or not (Path(args.helion_src) / "test").is_dir():
         parser.error("--helion-src (or HELION_SRC) must name a Helion checkout with a test/ directory")
     args.results = args.results.resolve()
+    args.helion_src = Path(args.helion_src).resolve()
     args.results.mkdir(parents=True, exist_ok=True)
     runs = {}
     for mode in MODES:

@@ -44,10 +44,20 @@ class _TestState:
 
     ran_kernel = False
     reads_code = False
+    codes: list[str] = []  # the code texts the test was given (MLIR, or in reference mode the source)
 
     @classmethod
     def reset(cls) -> None:
         cls.ran_kernel = cls.reads_code = False
+        cls.codes = []
+
+    @classmethod
+    def is_code(cls, text: object) -> bool:
+        return isinstance(text, str) and (CODE_MARK in text or text in cls.codes)
+
+    @classmethod
+    def quotes_code(cls, message: str) -> bool:
+        return CODE_MARK in message or any(code.strip() and code.strip()[:200] in message for code in cls.codes)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,16 +70,27 @@ def pytest_configure(config: pytest.Config) -> None:
     testing.DEVICE = torch.device("cpu")
     testing._get_backend = lambda: "triton"
     testing.TestCase.assertExpectedJournal = lambda self, value: None
+    testing.code_and_output = _recording_code(testing.code_and_output)
     for name in CODE_ASSERTIONS:
         setattr(unittest.TestCase, name, _unless_code(getattr(unittest.TestCase, name)))
     BoundKernel.compile_config = _marking_runs(BoundKernel.compile_config)
     BoundKernel.run_ref = _marking_call(BoundKernel.run_ref)
 
 
+def _recording_code(code_and_output: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(code_and_output)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        code, output = code_and_output(*args, **kwargs)
+        _TestState.codes.append(code)
+        return code, output
+
+    return recorded
+
+
 def _unless_code(assertion: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(assertion)
     def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if any(isinstance(a, str) and CODE_MARK in a for a in args):
+        if any(_TestState.is_code(a) for a in args):
             _TestState.reads_code = True
             return None
         return assertion(self, *args, **kwargs)
@@ -110,7 +131,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     code_failure = (call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
-                    and CODE_MARK in str(call.excinfo.value))  # an assertion on the code, quoting it
+                    and _TestState.quotes_code(str(call.excinfo.value)))  # an assertion on the code, quoting it
     report.user_properties.append(("ran_kernel", _TestState.ran_kernel))
     report.user_properties.append(("reads_code", _TestState.reads_code or code_failure))
     report.user_properties.append(("code_failure", code_failure))
