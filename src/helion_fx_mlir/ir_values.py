@@ -72,6 +72,7 @@ class Slice:
     offset: str | int
     size: str | int
     keep: bool
+    stride: int = 1  # a strided slice (`x[1::3]`) steps through the tensor
 
 
 def mlir_type(val: Any) -> str:

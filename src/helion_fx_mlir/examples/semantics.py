@@ -137,6 +137,15 @@ def gather_grid(table: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> 
     return out
 
 
+@helion.kernel(static_shapes=True, ignore_warnings=[helion.exc.TensorOperationInWrapper])
+def every_third(x: torch.Tensor) -> torch.Tensor:
+    """out[1::3] = x[1::3] * 2, the rest x: strided slices in one program."""
+    out = x.clone()
+    for _ in hl.grid(1):
+        out[1::3] = x[1::3] * 2
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -197,6 +206,8 @@ EXAMPLES = [
             (torch.float32,), (helion.Config(block_sizes=[8, 64]),)),
     Example("spread_row_means", spread_row_means, tensors(randn(37, 21)),
             lambda x: x.mean(1, keepdim=True).expand_as(x), (torch.float32,), (helion.Config(block_sizes=[8]),)),
+    Example("every_third", every_third, tensors(randn(100)), lambda x: torch.where(torch.arange(100) % 3 == 1, x * 2, x),
+            (torch.float32,)),
     Example("gather_grid", gather_grid, _gather_args, lambda t, r, c: t[r[:, None], c[None, :]], (torch.float32,),
             (helion.Config(block_sizes=[8, 4]),)),
 ]

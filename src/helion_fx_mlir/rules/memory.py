@@ -115,7 +115,7 @@ def _guard_scalar_indices(v: IRVisitor, parts: list[Slice], shape: Sequence[Any]
         if not part.keep and isinstance(part.offset, str):
             part = Slice(_select(v, guard, part.offset, zero), 1, False)
         elif part.keep:
-            part = Slice(part.offset, _select(v, guard, v.as_index(part.size), zero), True)
+            part = Slice(part.offset, _select(v, guard, v.as_index(part.size), zero), True, part.stride)
         guarded.append(part)
     return guarded, guard
 
@@ -133,7 +133,7 @@ def _is_tensor_index(entry: Any) -> bool:
 def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if isinstance(idx, slice):
         if idx.step not in (None, 1):
-            raise LoweringError(node, f"strided slice {idx} is not supported")
+            return _strided(node, idx, extent)
         start = 0 if idx.start is None else idx.start
         stop = extent if idx.stop is None else idx.stop
         start, stop = (_from_end(v, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop))
@@ -149,6 +149,15 @@ def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
         return Slice(v.index_value(idx), 1, False)
     raise LoweringError(node, f"index element {idx!r} is not supported")
+
+
+def _strided(node: fx.Node, idx: slice, extent: Any) -> Slice:
+    """`x[start:stop:step]` over a static dim: every step-th element, as Python slices."""
+    if not isinstance(extent, int) or not all(isinstance(b, int | None) for b in (idx.start, idx.stop, idx.step)) \
+            or idx.step < 1:
+        raise LoweringError(node, f"strided slice {idx} needs ints, a positive step and a static dim")
+    picked = range(*idx.indices(extent))
+    return Slice(picked.start if picked else 0, len(picked), True, idx.step)
 
 
 def _from_end(v: IRVisitor, idx: int, extent: Any) -> Any:
@@ -184,7 +193,7 @@ def slice_syntax(v: IRVisitor, parts: Sequence[Slice], value_type: str) -> str:
         else:
             sizes.append(s.size if isinstance(s.size, str) else v.builder.index(s.size))
     offsets = [str(s.offset) for s in parts]
-    return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join('1' for _ in parts)}]"
+    return f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(str(s.stride) for s in parts)}]"
 
 
 def host_ref(v: IRVisitor, node: fx.Node) -> str:
@@ -611,7 +620,7 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
         dims = iter(tensor_dims(value.type))
         full = f"tensor<{''.join((next(dims) if p.keep else '1') + 'x' for p in parts)}{element_type(value.type)}>"
         value = expand_dims(v, f"{name}_full", value, [slice(None) if p.keep else None for p in parts], full)
-        parts = [Slice(p.offset, p.size if p.keep else 1, True) for p in parts]
+        parts = [Slice(p.offset, p.size if p.keep else 1, True, p.stride) for p in parts]
     where = slice_syntax(v, parts, value.type)
     if v.parallel_stores is not None:
         v.parallel_stores.append(f"tensor.parallel_insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}")
