@@ -270,6 +270,14 @@ def aten_full(v: IRVisitor, node: fx.Node) -> Value:
     return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(v.val(node)))
 
 
+@lowers(torch.ops.aten.empty.memory_format, torch.ops.aten.new_empty.default, torch.ops.aten.empty_like.default)
+def aten_empty(v: IRVisitor, node: fx.Node) -> Value:
+    """A tensor made on the device starts at 0, as Triton's does: uninitialized memory
+    would make the kernel's numbers depend on what the buffer held before."""
+    val = node.meta["val"]
+    return emit_full(v, node.name, list(val.shape), 0, val.dtype, mlir_type(v.val(node)))
+
+
 def emit_full(v: IRVisitor, name: str, shape: Sequence[Any], fill: Any, dtype: torch.dtype, ty: str) -> Value:
     """tensor.empty with the exact tile sizes, then linalg.fill with the constant."""
     b = v.builder
