@@ -44,6 +44,7 @@ class Tile:
     size: str | int
     width: str | int
     end: str | int  # offset + size never passes it: the loop's end
+    count: str | None = None  # how many tiles the loop has (`tile.count`)
 
     @property
     def padded(self) -> bool:

@@ -7,6 +7,7 @@ rules work. ATen/prims overloads without a rule of their own go to torch-mlir.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,8 +110,8 @@ class IRVisitor:
         b.emit(head + " {")
         self.enter_region()
         saved_tiles = dict(self.tiles)
-        for (loop, begin, end), iv in zip(bounds, ivs):
-            self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end)
+        for (loop, begin, end), iv, trip in zip(bounds, ivs, trips):
+            self.tiles[loop.block_id] = dataclasses.replace(self.emit_tile(loop, iv, begin, end), count=trip)
         self.tensor_state.update(zip(stored, outs))
         self.parallel_stores = []
         self.visit_graph(root.graph_id)
@@ -151,7 +152,7 @@ class IRVisitor:
                 head = f"{self.results_name(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
             b.emit(head + " {")
             self.enter_region()
-            self.tiles[loop.block_id] = self.emit_tile(loop, iv, begin, end, *step)
+            self.tiles[loop.block_id] = dataclasses.replace(self.emit_tile(loop, iv, begin, end, *step), count=trip)
             current = [Value(n, v.type) for n, v in zip(names, current)]
         yields = body(current)
         yields = [self.coerce(y, c.type) for y, c in zip(yields, current)]

@@ -272,22 +272,15 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
 def tensor_index_dims(index: Sequence[Any]) -> dict[fx.Node, int]:
     """How many result dims each tensor index gives, by Helion's rule: adjacent tensor
     indices of which one has several dims broadcast together (the first one gives the
-    broadcast shape's dims, the others none); otherwise each gives one dim (a 1-D tile
-    index: its own dim, so two of them index the cartesian product), a 0-d one none."""
+    broadcast shape's dims, the others none); otherwise each gives one dim (1-D ones index
+    the cartesian product), a 0-d one none."""
     tensors = [e for e in index if _is_tensor_index(e)]
     positions = [i for i, e in enumerate(index) if _is_tensor_index(e)]
     ranks = [t.meta["val"].dim() for t in tensors]
-    broadcast = (any(r > 1 for r in ranks) or (len(tensors) > 1 and not all(_tile_sized(t) for t in tensors))) \
-        and positions == list(range(positions[0], positions[-1] + 1)) if tensors else False
+    broadcast = any(r > 1 for r in ranks) and positions == list(range(positions[0], positions[-1] + 1))
     if broadcast:
         return {t: (max(ranks) if i == 0 else 0) for i, t in enumerate(tensors)}
     return {t: min(r, 1) for t, r in zip(tensors, ranks)}
-
-
-def _tile_sized(t: fx.Node) -> bool:
-    """A 1-D index tensor whose length is a block size (a tile's index arithmetic)."""
-    val = t.meta["val"]
-    return val.dim() == 1 and isinstance(val.shape[0], torch.SymInt)
 
 
 def _reshaped_on_store(value: Any, target: Any) -> bool:

@@ -270,6 +270,28 @@ def aten_full(v: IRVisitor, node: fx.Node) -> Value:
     return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(v.val(node)))
 
 
+@lowers(torch.ops.prims.iota.default)
+def iota(v: IRVisitor, node: fx.Node) -> Value:
+    """`hl.arange`: tensor.generate of start + i * step in every lane (the padded lanes of a
+    block-sized one too), converted to the dtype. torch-mlir's own lowering leaves
+    `requires_grad` as a constant torch-to-linalg cannot legalize."""
+    b = v.builder
+    ty = mlir_type(v.val(node))
+    elt = element_type(ty)
+    start, step = (v.index_value(node.kwargs.get(key, default)) for key, default in (("start", 0), ("step", 1)))
+    ssa, i, pos, cast = (b.fresh(f"{node.name}{suffix}") for suffix in ("", "_i", "_pos", "_elt"))
+    dyn = v.index_value(node.args[0]) if tensor_dims(ty)[0] == "?" else ""
+    if elt.startswith(("f", "bf")):
+        convert = [f"{cast}_i64 = arith.index_cast {pos} : index to i64", f"{cast} = arith.sitofp {cast}_i64 : i64 to {elt}"]
+    else:
+        convert = [f"{cast} = arith.index_cast {pos} : index to {elt}"]
+    body = [f"{pos} = affine.apply affine_map<(d0)[s0, s1] -> (s0 + d0 * s1)>({i})[{start}, {step}]", *convert,
+            f"tensor.yield {cast} : {elt}"]
+    lines = "".join(f"  {line}\n" for line in body)
+    b.emit(f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{lines}}} : {ty}")
+    return Value(ssa, ty)
+
+
 @lowers(torch.ops.aten.empty.memory_format, torch.ops.aten.new_empty.default, torch.ops.aten.empty_like.default)
 def aten_empty(v: IRVisitor, node: fx.Node) -> Value:
     """A tensor made on the device starts at 0, as Triton's does: uninitialized memory

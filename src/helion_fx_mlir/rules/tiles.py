@@ -8,6 +8,7 @@ import torch.fx as fx
 from helion.language import tile_ops
 
 from ..dispatch import lowers
+from ..errors import LoweringError
 from ..ir_values import Value, element_type, mlir_type
 from ..symbols import emit_expr
 
@@ -42,6 +43,15 @@ def tile_index(v: IRVisitor, node: fx.Node) -> Value:
 def tile_attribute(v: IRVisitor, node: fx.Node) -> Value:
     """index arith: begin = offset, end = offset + size, id = offset floordiv block."""
     return Value(emit_expr(v, node.meta["val"].node.expr), "index")
+
+
+@lowers(tile_ops.tile_count)
+def tile_count(v: IRVisitor, node: fx.Node) -> Value:
+    """The trip count of the tile's loop: ceildiv(end - begin, block)."""
+    tile = v.tile_of(node.args[0])
+    if tile is None or tile.count is None:
+        raise LoweringError(node, "tile.count of a tile without its loop here is not supported")
+    return Value(tile.count, "index")
 
 
 @lowers(tile_ops.tile_block_size)
