@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench fuzz fuzz-mlir conformance docs clean
+.PHONY: setup demo test pytest lit bench fuzz fuzz-programs fuzz-mlir conformance docs clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,11 @@ bench: $(STAMP)
 # FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.
 fuzz: $(STAMP)
 	$(PY) -m helion_fx_mlir.fuzz
+
+# Generated programs (programs.py) on both pipelines against reference mode, failures
+# reduced to runnable files; FUZZ_PROGRAMS (default 3000), FUZZ_SEED, FUZZ_JOBS as above.
+fuzz-programs: $(STAMP)
+	$(PY) -m helion_fx_mlir.fuzz --programs
 
 # Mutational fuzzing of helion-opt and `helion-mlir validate` with malformed MLIR;
 # FUZZ_MLIR_RUNS (default 5000), FUZZ_MLIR_SEED (0) and FUZZ_MLIR_JOBS (1) come from the

@@ -46,6 +46,7 @@ import torch
 from helion.exc import InvalidConfig
 
 from .errors import HelionMLIRError
+from . import programs
 from .examples import EXAMPLES
 from .runtime import compile_kernel
 from .specs import DTYPES
@@ -66,6 +67,7 @@ TOLERANCES = {torch.float64: 1e-6, torch.float32: 1e-4, torch.float16: 2e-2, tor
 
 # The command that runs a batch of cases; tests swap it for a child that crashes.
 WORKER_COMMAND = [sys.executable, "-m", "helion_fx_mlir.fuzz", "--worker"]
+REDUCED_PER_RUN = 5  # failing programs reduced at the end of a run (each takes minutes)
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,7 @@ class Options:
     jobs: int = 1
     timeout: float = 120.0
     batch: int = 100  # cases per child: bounds the JIT engines one process accumulates
+    programs: bool = False  # generated programs (each on both pipelines) instead of sample kernels
 
 
 # ---------------------------------------------------------------- planning (deterministic)
@@ -152,6 +155,17 @@ def plan_case(index: int, seed: int, names: Sequence[str]) -> FuzzCase:
     args = example.args(dtype)
     shape_map = plan_shape_map(rng, args) if shapes_can_vary(args) else {}
     return FuzzCase(index, example.name, DTYPE_NAMES[dtype], shape_map, rng.randrange(1 << 31))
+
+
+def plan_program(index: int, seed: int) -> FuzzCase:
+    """Case `index` of a program run: generated program `index` of `seed`, its own inputs."""
+    example = example_named(f"{programs.PREFIX}{seed}:{index}")
+    return FuzzCase(index, f"{programs.PREFIX}{seed}:{index}", DTYPE_NAMES[example.dtypes[0]], {}, seed)
+
+
+def example_named(name: str) -> Any:
+    """A sample kernel, or a generated program (`program:SEED:INDEX`)."""
+    return programs.example_for(name) if name.startswith(programs.PREFIX) else EXAMPLES[name]
 
 
 def shapes_can_vary(args: Sequence[Any]) -> bool:
@@ -202,7 +216,7 @@ def _new_size(rng: random.Random, kind: str, size: int) -> int:
 
 def make_inputs(case: FuzzCase) -> tuple[Any, ...]:
     """The example's inputs for the case's dtype and seed, resized by its shape map."""
-    example = EXAMPLES[case.example]
+    example = example_named(case.example)
     default = example.args(DTYPES[case.dtype], case.seed)
     if not case.shape_map:
         return default
@@ -309,7 +323,7 @@ class Prepared:
 def prepare(case: FuzzCase) -> Prepared:
     """Inputs, bind, config, reference: Helion's side, so a failure here skips the case."""
     args = make_inputs(case)
-    example = EXAMPLES[case.example]
+    example = example_named(case.example)
     try:
         bound = example.kernel.bind(args)
     except HelionMLIRError:
@@ -339,10 +353,37 @@ def check(prepared: Prepared, bounds_checks: bool) -> Outcome:
     return Outcome(case, "mismatch", problem) if problem else Outcome(case, "ok")
 
 
+def check_both(prepared: Prepared) -> Outcome:
+    """The fast pipeline, then the bounds-checked one: a program must pass both."""
+    fast = check(prepared, False)
+    if fast.status != "ok":
+        return dataclasses.replace(fast, detail=f"fast pipeline: {fast.detail}")
+    checked = check(prepared, True)
+    return checked if checked.status == "ok" else dataclasses.replace(checked, detail=f"bounds-checked: {checked.detail}")
+
+
+def check_kernel(kernel: Any, args: tuple[Any, ...], config: dict[str, Any] | None) -> Outcome:
+    """A kernel (a repro file's) on both pipelines against reference mode."""
+    case = FuzzCase(0, kernel.name, "f32", {}, 0, config)
+    try:
+        bound = kernel.bind(args)
+    except Exception as err:
+        return Outcome(case, "skipped", f"bind: {_brief(err)}")
+    case = dataclasses.replace(case, config=config or draw_config(bound.config_spec, random.Random(0)))
+    ref_args = _cloned(args)
+    try:
+        result = reference_kernel(kernel, helion.Config(**case.config))(*ref_args)
+    except Exception as err:
+        return Outcome(case, "skipped", f"reference: {_brief(err)}")
+    return check_both(Prepared(case, args, bound, _flat(result) + _tensors(ref_args)))
+
+
 def run_case(case: FuzzCase, bounds_checks: bool = False) -> Outcome:
     """Prepare and check one case in this process."""
     prepared = prepare_or_outcome(case)
-    return prepared if isinstance(prepared, Outcome) else check(prepared, bounds_checks)
+    if isinstance(prepared, Outcome):
+        return prepared
+    return check_both(prepared) if case.example.startswith(programs.PREFIX) else check(prepared, bounds_checks)
 
 
 def prepare_or_outcome(case: FuzzCase) -> Prepared | Outcome:
@@ -430,20 +471,20 @@ def worker_main(cases: range, options: Options) -> None:
     register_out_dtype_matmuls()
     names = options.only or tuple(EXAMPLES)
     for index in cases:
-        case = plan_case(index, options.seed, names)
+        case = plan_program(index, options.seed) if options.programs else plan_case(index, options.seed, names)
         _send(protocol, {"case": case.to_dict()})
-        outcome = _run_in_worker(case, protocol, options.bounds_checks)
+        outcome = _run_in_worker(case, protocol, options)
         _send(protocol, {"outcome": {"status": outcome.status, "detail": outcome.detail}})
     protocol.close()
     os._exit(0)  # skip interpreter teardown: nothing is left to flush, and it is slow
 
 
-def _run_in_worker(case: FuzzCase, protocol: IO[str], bounds_checks: bool) -> Outcome:
+def _run_in_worker(case: FuzzCase, protocol: IO[str], options: Options) -> Outcome:
     prepared = prepare_or_outcome(case)
     if isinstance(prepared, Outcome):
         return prepared
     _send(protocol, {"case": prepared.case.to_dict()})
-    return check(prepared, bounds_checks)
+    return check_both(prepared) if options.programs else check(prepared, options.bounds_checks)
 
 
 def _send(protocol: IO[str], message: dict[str, Any]) -> None:
@@ -537,7 +578,7 @@ def _worker_args(batch: range, options: Options) -> list[str]:
             "--stop", str(batch.stop), "--step", str(batch.step)]
     if options.only:
         args += ["--only", ",".join(options.only)]
-    return args + (["--bounds-checks"] if options.bounds_checks else [])
+    return args + (["--bounds-checks"] if options.bounds_checks else []) + (["--programs"] if options.programs else [])
 
 
 class _Watchdog:
@@ -602,11 +643,13 @@ def failing(outcomes: Sequence[Outcome]) -> list[Outcome]:
 def build_parser() -> argparse.ArgumentParser:
     env = os.environ.get
     parser = argparse.ArgumentParser(prog="python -m helion_fx_mlir.fuzz", description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=int(env("FUZZ_CASES", "5000")),
-                        help="default: $FUZZ_CASES or 5000")
+    parser.add_argument("--cases", type=int, default=None, help="default: $FUZZ_CASES or 5000")
     parser.add_argument("--seed", type=int, default=int(env("FUZZ_SEED", "0")), help="default: $FUZZ_SEED or 0")
     parser.add_argument("--jobs", type=int, default=int(env("FUZZ_JOBS", "1")),
                         help="child processes at once (default: $FUZZ_JOBS or 1)")
+    parser.add_argument("--programs", action="store_true",
+                        help="generated programs (programs.py; count: --cases, default $FUZZ_PROGRAMS or 3000), "
+                             "each on the fast and the bounds-checked pipeline; failures are reduced")
     parser.add_argument("--only", default="", help="comma-separated example names (default: all)")
     parser.add_argument("--bounds-checks", action="store_true", help="compile with run-time bounds checks")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
@@ -623,7 +666,7 @@ def _options(ns: argparse.Namespace) -> Options:
     unknown = [name for name in only if name not in EXAMPLES]
     if unknown:
         raise SystemExit(f"fuzz: unknown examples: {', '.join(unknown)}")
-    return Options(ns.seed, only, ns.bounds_checks, max(1, ns.jobs), ns.timeout)
+    return Options(ns.seed, only, ns.bounds_checks, max(1, ns.jobs), ns.timeout, programs=ns.programs)
 
 
 def _repro(text: str, bounds_checks: bool) -> int:
@@ -643,8 +686,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker_main(range(ns.start, ns.stop, ns.step), options)  # does not return
     if ns.repro:
         return _repro(ns.repro, ns.bounds_checks)
-    outcomes = fuzz(ns.cases, options)
+    cases = ns.cases if ns.cases is not None else int(os.environ.get("FUZZ_PROGRAMS" if ns.programs else "FUZZ_CASES",
+                                                                      "3000" if ns.programs else "5000"))
+    outcomes = fuzz(cases, options)
     print(report(outcomes, options.bounds_checks))
+    if options.programs:
+        for outcome in failing(outcomes)[:REDUCED_PER_RUN]:
+            print(programs.reduced_repro(outcome, options.timeout), flush=True)
     return 1 if failing(outcomes) else 0
 
 

@@ -519,9 +519,13 @@ class IRVisitor:
             if isinstance(arg, fx.Node) and isinstance(width := self.static_size(arg.meta.get("val")), int):
                 return width
             if isinstance(arg, fx.Node):
-                if arg not in by_node:
-                    by_node[arg] = self.torch_operand(arg)
-                return by_node[arg]
+                # two nodes of one value (`t1 = t0` is a _new_var) are one operand: the
+                # import names each operand after its bridged value
+                value = self.node_values.get(arg)
+                key = value.ssa if isinstance(value, Value) else arg
+                if key not in by_node:
+                    by_node[key] = self.torch_operand(arg)
+                return by_node[key]
             if isinstance(arg, (list, tuple)):
                 return type(arg)(operand(a) for a in arg)
             return arg

@@ -146,6 +146,20 @@ def every_third(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def square_of_alias(x: torch.Tensor) -> torch.Tensor:
+    """`t1 = t0; t1 * t0`: two FX nodes of one value as both operands of one op (found by
+    the program generator: the second operand was an undeclared SSA name)."""
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        t0 = torch.minimum(x[tm, tn], x[tm, tn] * 2)
+        t1 = t0
+        for _ in hl.static_range(2):
+            t0 = t0 * 0.5 + t1
+        out[tm, tn] = t1 * t0
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -164,6 +178,14 @@ def _strided_ref(x, first):
     out = torch.zeros_like(x)
     out[first::3] = -x[first::3]
     return out
+
+
+def _alias_ref(x):
+    t1 = torch.minimum(x, x * 2)
+    t0 = t1
+    for _ in range(2):
+        t0 = t0 * 0.5 + t1
+    return t1 * t0
 
 
 def _keys(dtype: torch.dtype):
@@ -206,6 +228,8 @@ EXAMPLES = [
             (torch.float32,), (helion.Config(block_sizes=[8, 64]),)),
     Example("spread_row_means", spread_row_means, tensors(randn(37, 21)),
             lambda x: x.mean(1, keepdim=True).expand_as(x), (torch.float32,), (helion.Config(block_sizes=[8]),)),
+    Example("square_of_alias", square_of_alias, tensors(randn(19, 37)), _alias_ref, (torch.float32, torch.bfloat16),
+            (helion.Config(block_sizes=[1, 2]),)),
     Example("every_third", every_third, tensors(randn(100)), lambda x: torch.where(torch.arange(100) % 3 == 1, x * 2, x),
             (torch.float32,)),
     Example("gather_grid", gather_grid, _gather_args, lambda t, r, c: t[r[:, None], c[None, :]], (torch.float32,),
