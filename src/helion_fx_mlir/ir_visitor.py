@@ -550,13 +550,23 @@ class IRVisitor:
         return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
 
     def predicate(self, value: Any) -> str:
-        """An i1 SSA value from a SymBool comparison or a 0-d bool tensor."""
-        if not isinstance(value, Value) or value.type not in ("i1", "tensor<i1>"):
-            raise HelionMLIRError(f"predicate {value} is not a bool scalar or 0-d bool tensor")
+        """An i1 SSA value with Python's truth of a condition: a Python bool, a SymBool
+        comparison, a number or a 0-d tensor (bool, or != 0 otherwise)."""
+        b = self.builder
+        if isinstance(value, bool):
+            return b.constant("true" if value else "false", "i1", "true" if value else "false")
+        if not isinstance(value, Value) or not (value.type in ("i1", "index", "f64") or
+                                                (value.type.startswith("tensor<") and "x" not in value.type)):
+            raise HelionMLIRError(f"predicate {value} is not a scalar or a 0-d tensor")
+        if value.type.startswith("tensor<"):
+            item = b.fresh(f"{value.ssa.lstrip('%')}_cond")
+            b.emit(f"{item} = tensor.extract {value.ssa}[] : {value.type}")
+            value = Value(item, value.type[len("tensor<"):-1])
         if value.type == "i1":
             return value.ssa
-        ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_cond")
-        self.builder.emit(f"{ssa} = tensor.extract {value.ssa}[] : tensor<i1>")
+        floating = value.type.startswith(("f", "bf"))
+        zero, ssa = b.constant("0.0" if floating else "0", value.type, "zero"), b.fresh("truth")
+        b.emit(f"{ssa} = {'arith.cmpf une' if floating else 'arith.cmpi ne'}, {value.ssa}, {zero} : {value.type}")
         return ssa
 
     def typed(self, node: fx.Node) -> TypedValue:

@@ -8,7 +8,7 @@ through `EXPR_OPS`. Sizes of dynamic tensor dims are `tensor.dim` of a func argu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy
 from helion._compiler.variable_origin import (
@@ -23,6 +23,8 @@ from helion._compiler.variable_origin import (
     TensorSizeOrigin,
 )
 from torch.utils._sympy import functions as sympy_fns
+
+from .ir_values import Value
 
 from .errors import HelionMLIRError
 
@@ -91,6 +93,35 @@ def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
     if op is None:
         raise HelionMLIRError(f"symbolic expression {expr} ({type(expr).__name__}) is not supported")
     return _fold(v, op, [emit_expr(v, arg) for arg in expr.args], "index", "sym")
+
+
+# SymBool expressions: comparisons of index values, and their boolean combinations.
+COMPARISONS: dict[type, str] = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.Lt: "slt", sympy.Le: "sle",
+                                sympy.Gt: "sgt", sympy.Ge: "sge"}
+CONNECTIVES: dict[type, str] = {sympy.And: "arith.andi", sympy.Or: "arith.ori"}
+
+
+def emit_condition(v: IRVisitor, expr: Any) -> str:
+    """An i1 SSA value computing a SymBool's expression (`flag and i == 0` on host values)."""
+    b = v.builder
+    origin = v.ctx.origin(expr)
+    if isinstance(origin, HOST_SCALARS):  # a bool kernel argument is its own expression
+        return v.predicate(Value(v.scalar_arg_as_index(origin.host_str()), "index"))
+    if expr in (sympy.true, sympy.false):
+        return b.constant("true" if expr == sympy.true else "false", "i1", "true" if expr == sympy.true else "false")
+    if isinstance(expr, sympy.Not):
+        ssa = b.fresh("not")
+        b.emit(f"{ssa} = arith.xori {emit_condition(v, expr.args[0])}, {b.constant('true', 'i1', 'true')} : i1")
+        return ssa
+    connective = next((op for cls, op in CONNECTIVES.items() if isinstance(expr, cls)), None)
+    if connective is not None:
+        return _fold(v, connective, [emit_condition(v, arg) for arg in expr.args], "i1", "cond")
+    predicate = next((p for cls, p in COMPARISONS.items() if isinstance(expr, cls)), None)
+    if predicate is None:
+        return v.predicate(Value(emit_expr(v, expr), "index"))  # an integer's truth
+    ssa = b.fresh("cmp")
+    b.emit(f"{ssa} = arith.cmpi {predicate}, {emit_expr(v, expr.lhs)}, {emit_expr(v, expr.rhs)} : index")
+    return ssa
 
 
 def _symbol(v: IRVisitor, sym: sympy.Symbol) -> str:

@@ -14,6 +14,7 @@ from ..dispatch import lowers
 from ..errors import LoweringError
 from ..ir_values import TypedValue, Value, mlir_type
 from ..lowering_context import LoopInfo
+from ..symbols import emit_condition
 from .tensors import ROLLED_EXTRAS, emit_full
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ def if_(v: IRVisitor, node: fx.Node) -> list[Value]:
     pairs, outer = _merged_pairs(v, node), _outer_args(v, node)
     stored = _stored_in_branches(v, then_id, else_id)
     types = [_pair_type(v, node, pair) for pair in pairs] + [v.tensor_state[t].type for t in stored]
-    cond = v.predicate(v.node_values.get(pred) if isinstance(pred, fx.Node) else pred)
+    cond = condition(v, pred)
     result = v.builder.fresh(node.name)
     head = f"scf.if {cond}" + (f" -> ({', '.join(types)})" if types else "")
     v.builder.emit(f"{v.results_name(result, len(types))} = {head} {{" if types else f"{head} {{")
@@ -279,3 +280,12 @@ def while_loop(v: IRVisitor, node: fx.Node) -> list[Value]:
     results = [Value(v.result_name(result, i, len(inits)), init.type) for i, init in enumerate(inits)]
     v.tensor_state.update(zip(stored, results[len(args):]))
     return [results[j] for j in writes]
+
+
+def condition(v: IRVisitor, pred: Any) -> str:
+    """The i1 of an `if`'s predicate: a value, or a SymBool over host values (`flag and
+    i == 0`, which has no value of its own)."""
+    value = v.node_values.get(pred) if isinstance(pred, fx.Node) else pred
+    if value is None and isinstance(pred, fx.Node) and isinstance(pred.meta.get("val"), torch.SymBool):
+        return emit_condition(v, pred.meta["val"].node.expr)
+    return v.predicate(value)

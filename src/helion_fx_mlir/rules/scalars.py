@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 import torch.fx as fx
 
+from helion.language import _tracing_ops
+
 from ..dispatch import lowers
 from ..errors import HelionMLIRError
 from ..ir_values import Value
@@ -76,3 +78,27 @@ def arith_op(v: IRVisitor, node: fx.Node) -> Value:
 def sym_float(v: IRVisitor, node: fx.Node) -> Value:
     """arith.sitofp of the integer to f64 (float(n) of a SymInt)."""
     return as_f64(v, scalar(v, node.args[0]))
+
+
+@lowers(_tracing_ops._and, _tracing_ops._or)
+def bool_op(v: IRVisitor, node: fx.Node) -> Value:
+    """`a and b`, `a or b` on scalar predicates (SymBools, 0-d bool tensors): arith.andi/ori
+    on i1, both sides evaluated (they have no side effects on the device)."""
+    lhs, rhs = (_predicate(v, a) for a in node.args)
+    op = "arith.andi" if node.target is _tracing_ops._and else "arith.ori"
+    ssa = v.builder.fresh(node.name)
+    v.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : i1")
+    return Value(ssa, "i1")
+
+
+@lowers(_tracing_ops._not)
+def bool_not(v: IRVisitor, node: fx.Node) -> Value:
+    """`not a` on a scalar predicate: arith.xori with true."""
+    ssa = v.builder.fresh(node.name)
+    v.builder.emit(f"{ssa} = arith.xori {_predicate(v, node.args[0])}, {v.builder.constant('true', 'i1', 'true')} : i1")
+    return Value(ssa, "i1")
+
+
+def _predicate(v: IRVisitor, arg: Any) -> str:
+    value = v.node_values.get(arg) if isinstance(arg, fx.Node) else arg
+    return v.predicate(value if isinstance(value, (Value, bool)) else scalar(v, arg))
