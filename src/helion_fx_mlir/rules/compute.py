@@ -115,16 +115,18 @@ def reduce(v: IRVisitor, node: fx.Node) -> Any:
     results = v.emit_scf_for(node.name, v.builder.index(1), dim_size(v, inputs[0], dim), accs, body)
     if not keep_dims:
         results = [v.torch_call(f"{node.name}_squeeze", torch.ops.aten.squeeze.dim, r, dim) for r in results]
-    values = [v.coerce(r.value, mlir_type(val)) for r, val in zip(results, _metas(v, node))]
+    metas = _metas(v, node, len(results))
+    values = [r.value if val is None else v.coerce(r.value, mlir_type(val)) for r, val in zip(results, metas)]
     return values if isinstance(x, (list, tuple)) else values[0]
 
 
-def _metas(v: IRVisitor, node: fx.Node) -> list[Any]:
-    """Result metas; a tuple reduce keeps them on its getitem users only."""
+def _metas(v: IRVisitor, node: fx.Node, count: int) -> list[Any]:
+    """Result metas; a tuple reduce keeps them on its getitem users only (None for a
+    result nothing reads: `_, index = hl.reduce(...)`)."""
     val = v.val(node)
     if val is None:
-        items = sorted((u.args[1], v.val(u)) for u in node.users if u.target is operator.getitem)
-        return [meta for _, meta in items]
+        by_index = {u.args[1]: v.val(u) for u in node.users if u.target is operator.getitem}
+        return [by_index.get(i) for i in range(count)]
     return list(val) if isinstance(val, (list, tuple)) else [val]
 
 
