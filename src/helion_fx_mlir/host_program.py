@@ -11,12 +11,14 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 import types
 from collections.abc import Callable
 from typing import Any
 
 import helion.language as hl
+from helion._compiler.output_header import SOURCE_MODULE
 from helion._compiler.ast_extension import LoopType
 from helion.language._decorators import is_api_func
 
@@ -102,9 +104,12 @@ def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], N
     fn = host_function.fn
     scope = {name: _eager(value) for name, value in fn.__globals__.items()}
     scope.update(inspect.getclosurevars(fn).nonlocals)
+    # Helion names module globals by the module they live in (`_source_module.scale`).
+    modules = {SOURCE_MODULE: sys.modules[fn.__module__],
+               **{imported.alias: imported.value for imported in host_function.global_imports.values()}}
     scope = _with_tunables(scope, config)
     scope[BLOCK_SIZE] = block_sizes.__getitem__
-    scope[LAUNCH] = launch
+    scope[LAUNCH] = lambda variables: launch({**modules, **variables})
     code = compile(host_source(host_function), fn.__code__.co_filename, "exec")
     exec(code, scope)  # noqa: S102 - the kernel author's own host code
     return scope[host_function.name]

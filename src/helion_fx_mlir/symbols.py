@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 from helion._compiler.variable_origin import (
+    AttributeOrigin,
     BlockSizeOrigin,
     ClosureOrigin,
     GridOrigin,
@@ -78,9 +79,11 @@ ORIGIN_RULES: list[tuple[type[Origin], Callable[[IRVisitor, Origin], str]]] = [
     (GridOrigin, _tile_begin),
     (NameOrigin, _scalar_arg),
     (ClosureOrigin, _scalar_arg),
+    (AttributeOrigin, _scalar_arg),
 ]
-# Scalars that live on the host: kernel parameters and host variables, values closures capture.
-HOST_SCALARS = (NameOrigin, ClosureOrigin)
+# Scalars that live on the host: kernel parameters and host variables, values closures
+# capture, module globals (`_source_module.scale`, as Helion names them).
+HOST_SCALARS = (NameOrigin, ClosureOrigin, AttributeOrigin)
 
 
 def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
