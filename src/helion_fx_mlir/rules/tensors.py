@@ -260,6 +260,9 @@ def lane_condition(v: IRVisitor, name: str, bounds: Sequence[LaneBound], lanes: 
 def full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill (exact tile sizes)."""
     shape, fill, dtype = node.args[0], node.args[1], node.args[2]
+    if isinstance(fill, fx.Node):  # a value computed on the device (`fill[0]` of a tensor)
+        return v.torch_call(node.name, torch.ops.aten.expand.default, v.torch_call(
+            f"{node.name}_fill", torch.ops.prims.convert_element_type.default, fill, dtype), list(v.val(node).shape)).value
     return emit_full(v, node.name, shape, fill, dtype, mlir_type(v.val(node)))
 
 
