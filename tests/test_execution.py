@@ -150,3 +150,29 @@ def test_a_result_is_written_into_the_callers_tensor_only_when_no_input_shares_i
     aliased = torch.arange(16.0)
     compiled(aliased, aliased)  # out is x: the result goes to a fresh buffer, then into x
     torch.testing.assert_close(aliased, torch.arange(16.0).roll(-1))
+
+
+@helion.kernel(static_shapes=True, config=helion.Config(block_sizes=[8, 16]))
+def noisy_gate(x: torch.Tensor) -> torch.Tensor:
+    """Keeps x where a uniform draw is below 0.5: the seeds come from torch's generator."""
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        keep = torch.rand_like(x[tm, tn]) < 0.5
+        out[tm, tn] = torch.where(keep, x[tm, tn], 0.0)
+    return out
+
+
+def test_random_ops_draw_their_seeds_like_reference_mode() -> None:
+    """The host draws the seed buffer from torch's generator at each launch, as Helion's
+    host code and reference mode do: the same manual seed gives reference mode's draws."""
+    from helion_fx_mlir.fuzz import reference_kernel
+
+    x = torch.randn(37, 53)
+    compiled = compile_kernel(noisy_gate.bind((x,)))
+    torch.manual_seed(7)
+    ours = compiled(x)
+    torch.manual_seed(7)
+    want = reference_kernel(noisy_gate, helion.Config(block_sizes=[8, 16]))(x)
+    torch.testing.assert_close(ours, want)
+    assert 0.3 < (ours != 0).float().mean() < 0.7
+    assert not torch.equal(compiled(x), ours)  # the next call draws new seeds

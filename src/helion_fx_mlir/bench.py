@@ -112,7 +112,7 @@ def bench_case(case: BenchCase, size: str, rounds: int) -> dict[str, Any]:
     generate_mlir(bound, config=config)
     engine = jit(bound, config)
     compile_s = time.perf_counter() - start
-    host = build_host_function(bound.host_function, engine.run, config, engine.block_sizes)
+    host = build_host_function(bound.host_function, engine.launch, config, engine.block_sizes)
     result = host(*args)
     torch.testing.assert_close(result, example.reference(*args), rtol=2e-2, atol=2e-2, equal_nan=True)
     ours, eager = [], []

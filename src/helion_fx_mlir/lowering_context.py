@@ -11,7 +11,7 @@ import helion
 import torch
 from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
-from helion.language import _tracing_ops
+from helion.language import _tracing_ops, random_ops
 
 from .errors import HelionMLIRError
 from .graph_analysis import GraphFacts, host_tensor_name
@@ -290,12 +290,25 @@ def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> 
         val = seen[name]
         elt = torch_dtype_to_mlir_element_type(val.dtype)
         args.append(KernelArgInfo(name, index, True, val.dtype, tuple(val.shape), format_tensor_type(val.shape, elt), _ssa(name, args), name in params))
+    seeds = rng_seed_count(facts, graph_ids)
+    if seeds:  # the seeds of hl.rand & co, drawn by the host at each launch (as Helion's host code does)
+        args.append(KernelArgInfo(RNG_SEEDS, len(args), True, torch.int64, (seeds,), f"tensor<{seeds}xi64>",
+                                  _ssa(RNG_SEEDS, args), False))
     scalars = _scalar_params(bound_kernel, facts, graph_ids)
     for name in [p for p in params if p in scalars]:
         dtype = scalars[name]
         elt = torch_dtype_to_mlir_element_type(dtype)
         args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, _ssa(name, args), True))
     return args
+
+
+RNG_SEEDS = "rng_seeds"
+
+
+def rng_seed_count(facts: GraphFacts, graph_ids: list[int]) -> int:
+    """How many seed slots the kernel's random ops read (`_rng_seed(i)`)."""
+    slots = [node.args[0] for gid in graph_ids for node in facts.nodes(gid) if node.target is random_ops._rng_seed]
+    return max(slots) + 1 if slots else 0
 
 
 def _ssa(name: str, taken: list[KernelArgInfo]) -> str:

@@ -13,13 +13,14 @@ from typing import Any
 
 import helion
 import torch
+from torch._inductor import inductor_prims
 from torch_mlir.execution_engine import ExecutionEngine
 
 from .dialects import mlir_context
 from .errors import HelionMLIRError
 from .ir_visitor import IRVisitor
 from .host_program import build_host_function, host_value
-from .lowering_context import KernelArgInfo, LoweringContext, resolve_config
+from .lowering_context import RNG_SEEDS, KernelArgInfo, LoweringContext, resolve_config
 from .mlir_text import parse_module
 from .passes import IN_PLACE_RESULTS, UNUSED_ARGS, to_llvm_module
 from .threads import openmp_runtime, use_torch_threads
@@ -70,6 +71,17 @@ class Engine:
     def own_args(self) -> list[int]:
         """Per output, the position of its own argument."""
         return [next(i for i, a in enumerate(self.args) if a.name == o.name) for o in self.outputs]
+
+    @functools.cached_property
+    def rng_seeds(self) -> int:
+        return next((arg.shape[0] for arg in self.args if arg.name == RNG_SEEDS and arg.is_tensor), 0)
+
+    def launch(self, scope: dict[str, Any]) -> None:
+        """Run from the host code's variables; a kernel with random ops first draws its
+        seeds from torch's generator, as Helion's host code and reference mode do."""
+        if self.rng_seeds:
+            scope = {**scope, RNG_SEEDS: inductor_prims.seeds(self.rng_seeds, torch.device("cpu"))}
+        self.run(scope)
 
     def run(self, scope: dict[str, Any]) -> None:
         """Run on the host tensors named in `scope`. Outputs written in place land in the
@@ -220,7 +232,7 @@ def host_for_config(bound_kernel: Any, config: helion.Config, bounds_checks: boo
     """The kernel's host code, launching the JIT'd device code of this (normalized) config:
     what `compile_kernel` and the `mlir` backend's `compile_config` both call."""
     engine = cached_engine(bound_kernel, config, bounds_checks)
-    return build_host_function(bound_kernel.host_function, engine.run, config, engine.block_sizes)
+    return build_host_function(bound_kernel.host_function, engine.launch, config, engine.block_sizes)
 
 
 def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx as fx
-from helion.language import _tracing_ops, creation_ops, view_ops
+from helion.language import _tracing_ops, creation_ops, random_ops, view_ops
 
 from ..dispatch import lowers
 from ..errors import LoweringError
+from ..lowering_context import RNG_SEEDS
 from ..stripped_args import ORIGINAL_ARGS, restored_args
 from ..ir_values import HostTensorRef, LaneBound, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_scalar, torch_dtype_to_mlir_element_type
@@ -271,6 +272,18 @@ def aten_full(v: IRVisitor, node: fx.Node) -> Value:
     """tensor.empty + linalg.fill."""
     dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
     return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(v.val(node)))
+
+
+@lowers(random_ops._rng_seed)
+def rng_seed(v: IRVisitor, node: fx.Node) -> Value:
+    """Seed slot i of the buffer the host draws at launch (`inductor_prims.seeds`, as in
+    Helion's host code and reference mode): a 0-d int64 tensor."""
+    seeds = v.ctx.tensor_arg(RNG_SEEDS)
+    b = v.builder
+    item, ssa = b.fresh(f"{node.name}_item"), b.fresh(node.name)
+    b.emit(f"{item} = tensor.extract {v.tensor_state[RNG_SEEDS].ssa}[{b.index(node.args[0])}] : {seeds.mlir_type}")
+    b.emit(f"{ssa} = tensor.from_elements {item} : tensor<i64>")
+    return Value(ssa, "tensor<i64>")
 
 
 @lowers(torch.ops.prims.iota.default)
