@@ -42,6 +42,7 @@ CODE_ASSERTIONS = ("assertIn", "assertNotIn", "assertRegex", "assertNotRegex", "
 class _TestState:
     """What the running test did; reset before each test."""
 
+    controller = True  # the process that writes results (not an xdist worker)
     ran_kernel = False
     reads_code = False
     codes: list[str] = []  # the code texts the test was given (MLIR, or in reference mode the source)
@@ -61,6 +62,7 @@ class _TestState:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _TestState.controller = not hasattr(config, "workerinput")  # xdist workers have it
     import torch
 
     import helion_fx_mlir  # noqa: F401  (registers the mlir backend when Helion loads)
@@ -140,7 +142,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """On the controller (or a run without workers): one JSON line per test phase."""
     path = os.environ.get(RESULTS_ENV)
-    if not path or os.environ.get("PYTEST_XDIST_WORKER"):
+    if not path or not _TestState.controller:
         return
     props = dict(report.user_properties)
     crashed = report.failed and "crashed while running" in str(report.longrepr)
