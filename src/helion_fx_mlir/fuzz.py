@@ -157,6 +157,11 @@ def plan_case(index: int, seed: int, names: Sequence[str]) -> FuzzCase:
     return FuzzCase(index, example.name, DTYPE_NAMES[dtype], shape_map, rng.randrange(1 << 31))
 
 
+def sample_kernels() -> tuple[str, ...]:
+    """The sample kernels reference mode can judge."""
+    return tuple(name for name, example in EXAMPLES.items() if example.reference_mode)
+
+
 def plan_program(index: int, seed: int) -> FuzzCase:
     """Case `index` of a program run: generated program `index` of `seed`, its own inputs."""
     example = example_named(f"{programs.PREFIX}{seed}:{index}")
@@ -469,7 +474,7 @@ def worker_main(cases: range, options: Options) -> None:
     os.dup2(2, 1)
     torch.set_num_threads(1)
     register_out_dtype_matmuls()
-    names = options.only or tuple(EXAMPLES)
+    names = options.only or sample_kernels()
     for index in cases:
         case = plan_program(index, options.seed) if options.programs else plan_case(index, options.seed, names)
         _send(protocol, {"case": case.to_dict()})

@@ -14,6 +14,7 @@ from typing import Any
 import sympy
 import torch
 import torch.fx as fx
+from helion._compiler.inductor_lowering import PointwiseLowering
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin
 from helion.language import _tracing_ops
 
@@ -486,7 +487,7 @@ class IRVisitor:
         """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
         args, kwargs = restored_args(node)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
-        if isinstance(node.meta.get("val"), torch.Tensor):
+        if isinstance(node.meta.get("lowering"), PointwiseLowering):  # broadcasting ops only
             args = [self.aligned_by_tile(node, a) for a in args]
         return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
 

@@ -25,6 +25,9 @@ class Example:
     reference: Callable[..., Any]
     dtypes: tuple[torch.dtype, ...] = (torch.float32,)
     configs: tuple[Any, ...] = ()  # extra helion.Configs the tests also run
+    # Helion's reference mode computes what compiled Helion does (the fuzzer's oracle); not
+    # for implicit broadcasts by tile, which reference mode leaves to torch's trailing rule.
+    reference_mode: bool = True
 
     def args(self, dtype: torch.dtype | None = None, seed: int = 0) -> Args:
         """Inputs for `dtype` (default: the example's first dtype), seeded."""

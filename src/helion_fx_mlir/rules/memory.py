@@ -17,7 +17,7 @@ from helion.language import atomic_ops, memory_ops
 
 from ..dispatch import lowers
 from ..errors import HelionMLIRError, LoweringError
-from ..ir_values import HostTensorRef, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
+from ..ir_values import HostTensorRef, LaneBound, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
 from .tensors import emit_full, expand_dims, lane_condition, select_lanes
 
@@ -40,6 +40,8 @@ class Access:
     result_type: str  # the type Helion gives the access (with newaxis dims)
     guard: str | None = None  # i1: every scalar index computed on the device is inside the tensor
     broadcast: tuple[int, ...] = ()  # tile dims over a size-1 tensor dim: every lane reads its element
+    broadcast_sizes: tuple[Any, ...] = ()  # their tiles' in-range sizes (lanes past them read 0)
+    dtype: torch.dtype = torch.float32  # of the value read or written
 
     @property
     def padded(self) -> bool:
@@ -57,11 +59,12 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     entries += [slice(None)] * (len(shape) - len(entries))
     owners = _dim_owners(v, index, len(shape))
     kept_sizes = iter([size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None])
-    parts, broadcast = [], []
+    parts, broadcast, broadcast_sizes = [], [], []
     for dim, entry in enumerate(entries):
         if _broadcasts(v, entry, shape[dim]):
             next(kept_sizes)
             broadcast.append(sum(p.keep for p in parts))
+            broadcast_sizes.append(v.tile_of(entry).size)
             parts.append(Slice(0, 1, True))
             continue
         part = _slice(v, node, entry, shape[dim])
@@ -73,7 +76,8 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     tile_type = format_tensor_type([int(d) if d != "?" else None for d in dims], elt)
     kept = [p for p in parts if p.keep]
     valid = [p.size if isinstance(p.size, int) and d != "?" else None for p, d in zip(kept, dims, strict=True)]
-    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard, tuple(broadcast))
+    return Access(name, parts, owners, format_tensor_type(valid, elt), tile_type, result_type, guard, tuple(broadcast),
+                  tuple(broadcast_sizes), dtype or sym_val.dtype)
 
 
 def _broadcasts(v: IRVisitor, entry: Any, size: Any) -> bool:
@@ -89,8 +93,10 @@ def _rolled_chunk(v: IRVisitor, entry: Any, part: Slice, size: Any) -> Slice:
     tile = v.looped_tile(size) if isinstance(entry, slice) else None
     if tile is None:
         return part
-    start = tile.offset if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), tile.offset, "chunk_start")
-    return Slice(start, tile.size, True)
+    step = tile.offset if part.stride == 1 else v.emit_index_op("arith.muli", v.as_index(tile.offset),
+                                                                v.builder.index(part.stride), "chunk_step")
+    start = step if part.offset == 0 else v.emit_index_op("arith.addi", v.as_index(part.offset), step, "chunk_start")
+    return Slice(start, tile.size, True, part.stride)
 
 
 def _guard_scalar_indices(v: IRVisitor, parts: list[Slice], shape: Sequence[Any]) -> tuple[list[Slice], str | None]:
@@ -525,7 +531,13 @@ def _broadcast_lanes(v: IRVisitor, name: str, value: Value, sizes: Sequence[Any]
     unit = format_tensor_type([1 if d in acc.broadcast else int(w) for d, w in enumerate(dims)], element_type(acc.tile_type))
     if value.type != unit:
         value = pad(v, f"{name}_unit", value, sizes, unit)
-    return broadcast_value(v, name, value, acc.tile_type)
+    value = broadcast_value(v, name, value, acc.tile_type)
+    bounds = [LaneBound(d, size) for d, size in zip(acc.broadcast, acc.broadcast_sizes) if not isinstance(size, int)
+              or size < int(dims[d])]
+    if not bounds:
+        return value
+    meta = torch.empty([], dtype=acc.dtype, device="meta")  # select_lanes reads the dtype of its fill
+    return select_lanes(v, f"{name}_in_range", TypedValue(value, meta), bounds, 0)
 
 
 def broadcast_value(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
