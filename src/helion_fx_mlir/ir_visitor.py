@@ -487,7 +487,7 @@ class IRVisitor:
         """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
         args, kwargs = restored_args(node)
         kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
-        if isinstance(node.meta.get("lowering"), PointwiseLowering):  # broadcasting ops only
+        if isinstance(node.meta.get("lowering"), PointwiseLowering) or node.target in BROADCASTING_VIEWS:
             args = [self.aligned_by_tile(node, a) for a in args]
         return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
 
@@ -619,6 +619,11 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
         self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)
+
+
+# Ops besides the pointwise ones whose operand broadcasts to the result's shape.
+BROADCASTING_VIEWS = (torch.ops.aten.expand.default, torch.ops.aten.expand_as.default,
+                      torch.ops.aten.broadcast_to.default)
 
 
 def tile_positions(shape: Sequence[Any], out: Sequence[Any]) -> list[int] | None:
