@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import os
 import random
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -108,8 +109,6 @@ def _expr(rng: random.Random, leaves: Sequence[str], depth: int, ints: bool = Fa
 
 
 def _names_in(text: str, names: Sequence[str]) -> frozenset[str]:
-    import re
-
     return frozenset(n for n in names if re.search(rf"\b{n}\b", text))
 
 
@@ -400,8 +399,6 @@ def signature(status: str, detail: str) -> str:
     type and first words (a reduction into a NameError is another bug)."""
     if status != "error":
         return status
-    import re
-
     return status + ":" + re.sub(r"[\d.]+", "#", detail.split(":", 2)[-1])[:60]
 
 
