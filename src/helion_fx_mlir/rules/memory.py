@@ -19,7 +19,7 @@ from ..dispatch import lowers
 from ..errors import HelionMLIRError, LoweringError
 from ..ir_values import HostTensorRef, LaneBound, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
-from .tensors import emit_full, expand_dims, lane_condition, select_lanes
+from .tensors import emit_full, expand_dims, index_to_element, lane_condition, select_lanes
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -314,14 +314,9 @@ def operand_like(v: IRVisitor, arg: Any, sym_val: Any, name: str) -> TypedValue:
 def _fill_with_index(v: IRVisitor, name: str, index: str, ty: str) -> Value:
     """A static tensor of type `ty` filled with an index value converted to its elements."""
     b, elt = v.builder, element_type(ty)
-    as_i64, scalar, empty, ssa = b.fresh(f"{name}_i64"), b.fresh(f"{name}_elt"), b.fresh(f"{name}_empty"), b.fresh(name)
-    b.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
-    if elt.startswith(("f", "bf")):
-        b.emit(f"{scalar} = arith.sitofp {as_i64} : i64 to {elt}")
-    elif elt == "i64":
-        scalar = as_i64
-    else:
-        b.emit(f"{scalar} = arith.trunci {as_i64} : i64 to {elt}")
+    scalar, empty, ssa = b.fresh(f"{name}_elt"), b.fresh(f"{name}_empty"), b.fresh(name)
+    for line in index_to_element(index, elt, scalar):
+        b.emit(line)
     b.emit(f"{empty} = tensor.empty() : {ty}")
     b.emit(f"{ssa} = linalg.fill ins({scalar} : {elt}) outs({empty} : {ty}) -> {ty}")
     return Value(ssa, ty)
@@ -547,13 +542,8 @@ def broadcast_value(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
     if "?" in src or "?" in out:
         raise HelionMLIRError(f"broadcasting {value.type} to {ty} needs static shapes here")
     if len(src) > len(out):
-        extra = len(src) - len(out)
-        groups = [list(range(extra + 1)), *[[d] for d in range(extra + 1, len(src))]] if out else []
-        ssa = v.builder.fresh(f"{name}_drop")
-        reassociation = ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups)
-        v.builder.emit(f"{ssa} = tensor.collapse_shape {value.ssa} [{reassociation}] : {value.type} into "
-                       f"tensor<{''.join(d + 'x' for d in src[extra:])}{element_type(value.type)}>")
-        value, src = Value(ssa, f"tensor<{''.join(d + 'x' for d in src[extra:])}{element_type(value.type)}>"), src[extra:]
+        value = drop_unit_dims(v, f"{name}_drop", value, list(range(len(src) - len(out), len(src))))
+        src = tensor_dims(value.type)
     if src == out:
         return v.coerce(value, ty)
     b, elt = v.builder, element_type(ty)
@@ -610,7 +600,8 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     if is_empty(dest.type):
         return
     if len(tensor_dims(value.type)) == len(acc.owners) != len(tensor_dims(acc.tile_type)):
-        value = _drop_newaxis(v, f"{name}_tile", value, acc.owners)
+        # shaped like its subscript (`x[None, t] = y` gives [1, t]): stores write the tensor's own dims
+        value = drop_unit_dims(v, f"{name}_tile", value, [d for d, owner in enumerate(acc.owners) if owner is not None])
     value = v.coerce(value, acc.tile_type)
     if acc.padded:
         valid = v.builder.fresh(f"{name}_valid")
@@ -636,18 +627,16 @@ def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
     v.tensor_state[acc.name] = Value(ssa, dest.type)
 
 
-def _drop_newaxis(v: IRVisitor, name: str, value: Value, owners: Sequence[Any]) -> Value:
-    """A value shaped like its subscript (`x[None, t] = y` gives [1, t]) without the unit
-    dims of its None entries: stores write the tensor's own dims."""
+def drop_unit_dims(v: IRVisitor, name: str, value: Value, kept: Sequence[int]) -> Value:
+    """tensor.collapse_shape keeping the dims `kept`; the others (unit dims) join a neighbour."""
     dims = tensor_dims(value.type)
-    kept = [d for d, owner in enumerate(owners) if owner is not None]
     groups: list[list[int]] = []
     for d in range(len(dims)):
         if d in kept or not groups:
             groups.append([d])
         else:
             groups[-1].append(d)
-    if kept and kept[0] != 0:  # leading newaxis dims join the first kept dim
+    if kept and kept[0] != 0:  # leading unit dims join the first kept dim
         groups = [groups[0] + groups[1], *groups[2:]]
     ty = f"tensor<{''.join(dims[d] + 'x' for d in kept)}{element_type(value.type)}>"
     reassociation = ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) if kept else ""

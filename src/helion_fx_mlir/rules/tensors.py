@@ -297,15 +297,18 @@ def iota(v: IRVisitor, node: fx.Node) -> Value:
     start, step = (v.index_value(node.kwargs.get(key, default)) for key, default in (("start", 0), ("step", 1)))
     ssa, i, pos, cast = (b.fresh(f"{node.name}{suffix}") for suffix in ("", "_i", "_pos", "_elt"))
     dyn = v.index_value(node.args[0]) if tensor_dims(ty)[0] == "?" else ""
-    if elt.startswith(("f", "bf")):
-        convert = [f"{cast}_i64 = arith.index_cast {pos} : index to i64", f"{cast} = arith.sitofp {cast}_i64 : i64 to {elt}"]
-    else:
-        convert = [f"{cast} = arith.index_cast {pos} : index to {elt}"]
-    body = [f"{pos} = affine.apply affine_map<(d0)[s0, s1] -> (s0 + d0 * s1)>({i})[{start}, {step}]", *convert,
-            f"tensor.yield {cast} : {elt}"]
+    body = [f"{pos} = affine.apply affine_map<(d0)[s0, s1] -> (s0 + d0 * s1)>({i})[{start}, {step}]",
+            *index_to_element(pos, elt, cast), f"tensor.yield {cast} : {elt}"]
     lines = "".join(f"  {line}\n" for line in body)
     b.emit(f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{lines}}} : {ty}")
     return Value(ssa, ty)
+
+
+def index_to_element(index: str, elt: str, result: str) -> list[str]:
+    """The ops that make `result`, an `elt` scalar, from an index value (as a signed integer)."""
+    if elt.startswith(("f", "bf")):
+        return [f"{result}_i64 = arith.index_cast {index} : index to i64", f"{result} = arith.sitofp {result}_i64 : i64 to {elt}"]
+    return [f"{result} = arith.index_cast {index} : index to {elt}"]
 
 
 @lowers(torch.ops.aten.empty.memory_format, torch.ops.aten.new_empty.default, torch.ops.aten.empty_like.default)
