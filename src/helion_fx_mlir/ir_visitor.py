@@ -277,8 +277,27 @@ class IRVisitor:
         """The node's meta value with every block-size dim at its configured width: tile
         values have the static block shape (`tensor<16x128xf32>`), as in Helion."""
         if node not in self.static_vals:
-            self.static_vals[node] = self.static_meta(node.meta.get("val"))
+            self.static_vals[node] = self._broadcast_wider(node, self.static_meta(node.meta.get("val")))
         return self.static_vals[node]
+
+    def _broadcast_wider(self, node: fx.Node, val: Any) -> Any:
+        """A pointwise result as wide as its operands broadcast: a tile of block size 1
+        times a tile of 32 (`w[order, c] * t` in `hl.tile(2, n, block_size=1)`) has the
+        first operand's symbolic size in its meta, but reference mode and Triton broadcast."""
+        if not isinstance(val, torch.Tensor) or not isinstance(node.meta.get("lowering"), PointwiseLowering):
+            return val
+        shapes = [list(a.shape) for a in map(self.val, node.all_input_nodes)
+                  if isinstance(a, torch.Tensor) and a.dim() == val.dim()]
+        if not all(isinstance(size, int) for shape in [list(val.shape), *shapes] for size in shape):
+            return val
+        try:
+            wide = list(torch.broadcast_shapes(val.shape, *shapes))
+        except RuntimeError:
+            return val
+        if wide == list(val.shape):
+            return val
+        with val.fake_mode:
+            return torch.empty(wide, dtype=val.dtype)
 
     def static_meta(self, val: Any) -> Any:
         if isinstance(val, (list, tuple)):

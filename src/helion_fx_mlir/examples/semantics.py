@@ -3,7 +3,8 @@ accumulators fed from one intermediate, grids over `hl.tile(begin, end)` and
 `hl.grid(begin, end, step)`, Python numbers stored and added atomically, the old value an
 atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands aligned by
 tile, two stores into one tensor from a one-program grid, negative indices, stored values
-broadcast over their subscript, and index tensors that broadcast together."""
+broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
+sizes that are not powers of 2, and tiles of block size 1 broadcast against wider ones."""
 
 from __future__ import annotations
 
@@ -160,6 +161,52 @@ def square_of_alias(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def head_columns(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Columns 0..4 of each row doubled, and added into a total per column atomically, all
+    indexed by `hl.arange(5)`: Helion widens it to a block of 8, whose 3 extra lanes must
+    neither read nor write."""
+    out = torch.zeros_like(x)
+    total = torch.zeros([5], dtype=x.dtype, device=x.device)
+    for row in hl.grid(x.size(0)):
+        cols = hl.arange(5)
+        doubled = hl.load(x, [row, cols]) * 2
+        hl.store(out, [row, cols], doubled)
+        hl.atomic_add(total, [cols], doubled)
+    return out, total
+
+
+@helion.kernel(static_shapes=True)
+def segment_heads(x: torch.Tensor, starts: torch.Tensor, n: int) -> torch.Tensor:
+    """x + 1 on the first 3 rows of each segment [starts[g], starts[g + 1]) and the columns
+    below min(n, 5): masks from `hl.arange(3)[:, None]` and `hl.arange(5)[None, :]`, which
+    Helion widens to 4 and 8 lanes (the extra ones off)."""
+    out = torch.zeros_like(x)
+    for g in hl.grid(starts.size(0) - 1):
+        rows = starts[g] + hl.arange(3)
+        cols = hl.arange(5)
+        on = (rows < starts[g + 1])[:, None] & (cols < n)[None, :]
+        hl.store(out, [rows, cols], hl.load(x, [rows, cols], extra_mask=on) + 1, extra_mask=on)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def power_series(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """sum over k of w[k, c] * x**k, by a loop over `hl.tile(1, k, block_size=1)`: a [1, c]
+    tile of w times a [b, c] tile is [b, c], though Helion's meta keeps [1, c]."""
+    k = hl.specialize(w.size(0))
+    out = torch.empty_like(x)
+    for tb, tc in hl.tile(x.size()):
+        xv = x[tb, tc]
+        term = torch.ones_like(xv)
+        acc = w[0, tc][None, :] * term
+        for order in hl.tile(1, k, block_size=1):
+            term = term * xv
+            acc = acc + w[order, tc] * term
+        out[tb, tc] = acc
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -208,6 +255,28 @@ def _gather_args(dtype: torch.dtype):
     return torch.randn(30, 20, dtype=dtype), torch.randint(0, 30, (13,)), torch.randint(0, 20, (11,))
 
 
+def _head_ref(x):
+    out = torch.zeros_like(x)
+    out[:, :5] = x[:, :5] * 2
+    return out, out[:, :5].sum(0)
+
+
+def _power_ref(x, w):
+    return sum(w[k] * x**k for k in range(w.size(0)))
+
+
+def _segment_args(dtype: torch.dtype):
+    return torch.randn(12, 6, dtype=dtype), torch.tensor([0, 2, 6, 9, 12]), 4
+
+
+def _segment_ref(x, starts, n):
+    out = torch.zeros_like(x)
+    for begin, end in zip(starts[:-1].tolist(), starts[1:].tolist()):
+        rows, cols = slice(begin, min(begin + 3, end)), slice(0, min(n, 5))
+        out[rows, cols] = x[rows, cols] + 1
+    return out
+
+
 EXAMPLES = [
     Example("two_accumulators", two_accumulators, tensors(randn(37, 300), randn(37, 300)), _two_acc_ref,
             (torch.float32,), (helion.Config(block_sizes=[8, 32]), helion.Config(block_sizes=[64, 16]))),
@@ -235,4 +304,8 @@ EXAMPLES = [
             (torch.float32,)),
     Example("gather_grid", gather_grid, _gather_args, lambda t, r, c: t[r[:, None], c[None, :]], (torch.float32,),
             (helion.Config(block_sizes=[8, 4]),)),
+    Example("head_columns", head_columns, tensors(randn(13, 7)), _head_ref, (torch.float32,)),
+    Example("segment_heads", segment_heads, _segment_args, _segment_ref, (torch.float32,)),
+    Example("power_series", power_series, tensors(randn(37, 45), randn(4, 45)), _power_ref, (torch.float32,),
+            (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[64, 4]))),
 ]

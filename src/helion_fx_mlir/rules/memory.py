@@ -19,7 +19,7 @@ from ..dispatch import lowers
 from ..errors import HelionMLIRError, LoweringError
 from ..ir_values import HostTensorRef, LaneBound, Slice, Tile, TypedValue, Value, element_type, mlir_type, tensor_dims
 from ..mlir_builder import format_tensor_type, torch_dtype_to_mlir_element_type
-from .tensors import emit_full, expand_dims, index_to_element, lane_condition, select_lanes
+from .tensors import emit_full, expand_dims, index_to_element, lane_condition, pad, select_lanes
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -218,7 +218,8 @@ def is_gather(index: Sequence[Any]) -> bool:
 def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any) -> list[TypedValue]:
     """One int64 index tensor per tensor dim, shaped to broadcast into its own output dims:
     Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d).
-    `sym_val` is the result's symbolic meta (block-size dims)."""
+    `sym_val` is the result's symbolic meta (block-size dims). A tensor index shorter than
+    its block-sized dim is padded with index 0 (see `on_lanes`)."""
     result_val = v.static_meta(sym_val)
     shape = v.ctx.tensor_arg(host_ref(v, node)).shape
     entries = [e for e in index if e is not None]
@@ -260,6 +261,35 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
         tensors.append(t)
         pos += advance
     return tensors
+
+
+def _padding(t: TypedValue, sizes: Sequence[Any]) -> list[int]:
+    """constant_pad_nd's pads that widen an index tensor to the block-sized dims `sizes`
+    (`hl.arange(0, 3)` indexing a dim whose block is 4); all 0 when none is shorter."""
+    pads: list[int] = []
+    for have, want in zip(reversed(t.val.shape), reversed(sizes)):
+        short = isinstance(have, int) and isinstance(want, int) and 1 < have < want
+        pads += [0, want - have if short else 0]
+    return pads
+
+
+def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any,
+             name: str) -> tuple[list[TypedValue], TypedValue | None]:
+    """The index tensors, padded to the block-sized dims, and the lanes that exist: inside
+    every tile's extent and every index tensor's own length (None: all of them)."""
+    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
+    sizes = [size for owner, size in zip(_dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape)),
+                                         v.static_meta(sym_val).shape, strict=True) if owner is not None]
+    padded = []
+    for t in index_tensors(v, node, index, sym_val):
+        pads = _padding(t, sizes)
+        if any(pads):
+            ones = v.torch_call(f"{name}_real", torch.ops.aten.ones_like.default, t, dtype=torch.bool)
+            real = v.torch_call(f"{name}_real", torch.ops.aten.constant_pad_nd.default, ones, pads, 0)
+            lanes = real if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, real)
+            t = v.torch_call(f"{name}_padded", torch.ops.aten.constant_pad_nd.default, t, pads, 0)
+        padded.append(t)
+    return padded, lanes
 
 
 def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
@@ -388,8 +418,7 @@ def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name
     tile padding or that an extra_mask turns off read element 0 instead of an index that
     may be out of bounds, and give 0."""
     result_val = v.static_meta(sym_val)
-    indices = index_tensors(v, node, index, sym_val)
-    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
+    indices, lanes = on_lanes(v, node, index, sym_val, name)
     if mask is not None:
         indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices]
     if lanes is not None:
@@ -412,8 +441,8 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
     (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes that
     are tile padding or that an extra_mask turns off write nothing: their indices may be
     out of bounds."""
-    indices = [t.value for t in index_tensors(v, node, index, sym_val)]
-    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
+    padded, lanes = on_lanes(v, node, index, sym_val, name)
+    indices = [t.value for t in padded]
     if mask is not None:
         extra = mask_lanes(v, name, mask, value)
         lanes = extra if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, extra)
@@ -572,25 +601,6 @@ def _empty_slice(v: IRVisitor, ssa: str, acc: Access) -> None:
     sizes = [next(dims) if p.keep else "1" for p in acc.parts]
     dynamic = [v.as_index(p.size) for p, size in zip(acc.parts, sizes) if p.keep and size == "?"]
     v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {acc.valid_type}")
-
-
-def pad(v: IRVisitor, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
-    """tensor.pad with 0 at the high end of each dim, from `sizes` lanes to `ty`'s width."""
-    b = v.builder
-    elt = element_type(ty)
-    highs = []
-    for size, width in zip(sizes, tensor_dims(ty), strict=True):
-        if isinstance(size, int) or width == "?":
-            highs.append(str(int(width) - size) if isinstance(size, int) and width != "?" else "0")
-        else:
-            highs.append(v.emit_index_op("arith.subi", b.index(int(width)), size, f"{name}_pad"))
-    zero = b.constant("false" if elt == "i1" else "0.0" if elt.startswith(("f", "bf")) else "0", elt, "zero")
-    ivs = ", ".join(f"{b.fresh(f'{name}_i{d}')}: index" for d in range(len(highs)))
-    ssa = b.fresh(name)
-    lows = ", ".join("0" for _ in highs)
-    b.emit(f"{ssa} = tensor.pad {value.ssa} low[{lows}] high[{', '.join(highs)}] {{\n^bb0({ivs}):\n"
-           f"  tensor.yield {zero} : {elt}\n}} : {value.type} to {ty}")
-    return Value(ssa, ty)
 
 
 def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:

@@ -304,6 +304,25 @@ def iota(v: IRVisitor, node: fx.Node) -> Value:
     return Value(ssa, ty)
 
 
+def pad(v: IRVisitor, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
+    """tensor.pad with 0 at the high end of each dim, from `sizes` lanes to `ty`'s width."""
+    b = v.builder
+    elt = element_type(ty)
+    highs = []
+    for size, width in zip(sizes, tensor_dims(ty), strict=True):
+        if isinstance(size, int) or width == "?":
+            highs.append(str(int(width) - size) if isinstance(size, int) and width != "?" else "0")
+        else:
+            highs.append(v.emit_index_op("arith.subi", b.index(int(width)), size, f"{name}_pad"))
+    zero = b.constant("false" if elt == "i1" else "0.0" if elt.startswith(("f", "bf")) else "0", elt, "zero")
+    ivs = ", ".join(f"{b.fresh(f'{name}_i{d}')}: index" for d in range(len(highs)))
+    ssa = b.fresh(name)
+    lows = ", ".join("0" for _ in highs)
+    b.emit(f"{ssa} = tensor.pad {value.ssa} low[{lows}] high[{', '.join(highs)}] {{\n^bb0({ivs}):\n"
+           f"  tensor.yield {zero} : {elt}\n}} : {value.type} to {ty}")
+    return Value(ssa, ty)
+
+
 def index_to_element(index: str, elt: str, result: str) -> list[str]:
     """The ops that make `result`, an `elt` scalar, from an index value (as a signed integer)."""
     if elt.startswith(("f", "bf")):
@@ -371,4 +390,17 @@ def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty
     reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
     ssa = v.builder.fresh(name if expanded == ty else f"{name}_expanded")
     v.builder.emit(f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {expanded}")
-    return v.coerce(Value(ssa, expanded), ty)
+    return v.coerce(pad_to_block(v, f"{name}_padded", Value(ssa, expanded), ty), ty)
+
+
+def pad_to_block(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
+    """Static dims shorter than `ty`'s padded to it with 0, the value of masked lanes: Helion
+    gives `hl.arange(5)[None, :]` a dim of 8, the block a tile of 5 would have."""
+    have, want = tensor_dims(value.type), tensor_dims(ty)
+    wider = [w if "?" not in (h, w) and int(h) < int(w) else h for h, w in zip(have, want, strict=True)]
+    if wider == have:
+        return value
+    sizes = [int(h) if h != "?" else v.tensor_dim(value, d) for d, h in enumerate(have)]
+    return pad(v, name, value, sizes, f"tensor<{''.join(d + 'x' for d in wider)}{element_type(ty)}>")
+
+
