@@ -4,7 +4,8 @@ accumulators fed from one intermediate, grids over `hl.tile(begin, end)` and
 atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands aligned by
 tile, two stores into one tensor from a one-program grid, negative indices, stored values
 broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
-sizes that are not powers of 2, and tiles of block size 1 broadcast against wider ones."""
+sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
+scalar joined to a tile, and rolled means over dynamic extents."""
 
 from __future__ import annotations
 
@@ -207,6 +208,29 @@ def power_series(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def paired_with_base(x: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """out[i, j] = (base[0], x[i, j] + 1): `hl.join` broadcasts a scalar half to the tile."""
+    out = torch.empty([*x.size(), 2], dtype=x.dtype, device=x.device)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn, :] = hl.join(hl.load(base, [0]), x[tm, tn] + 1)
+    return out
+
+
+@helion.kernel(static_shapes=False)
+def row_moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and unbiased variance of each row, shapes dynamic: with `reduction_loops` the row
+    is summed in chunks and divided by its length, known only at run time."""
+    m = x.size(0)
+    mean = torch.empty([m], dtype=torch.float32, device=x.device)
+    var = torch.empty([m], dtype=torch.float32, device=x.device)
+    for tm in hl.tile(m):
+        row = x[tm, :].to(torch.float32)
+        mean[tm] = row.mean(-1)
+        var[tm] = row.var(-1)
+    return mean, var
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -261,6 +285,10 @@ def _head_ref(x):
     return out, out[:, :5].sum(0)
 
 
+def _paired_ref(x, base):
+    return torch.stack([base[0].expand_as(x), x + 1], dim=-1)
+
+
 def _power_ref(x, w):
     return sum(w[k] * x**k for k in range(w.size(0)))
 
@@ -308,4 +336,9 @@ EXAMPLES = [
     Example("segment_heads", segment_heads, _segment_args, _segment_ref, (torch.float32,)),
     Example("power_series", power_series, tensors(randn(37, 45), randn(4, 45)), _power_ref, (torch.float32,),
             (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[64, 4]))),
+    Example("paired_with_base", paired_with_base, tensors(randn(19, 37), randn(3)), _paired_ref, (torch.float32,),
+            (helion.Config(block_sizes=[8, 16]),)),
+    Example("row_moments", row_moments, tensors(randn(37, 203)), lambda x: (x.mean(-1), x.var(-1)),
+            (torch.float32,), (helion.Config(block_sizes=[8], reduction_loops=[32]),
+                               helion.Config(block_sizes=[16], reduction_loops=[None]))),
 ]

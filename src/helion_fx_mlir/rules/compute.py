@@ -201,6 +201,11 @@ def split(v: IRVisitor, node: fx.Node) -> list[Value]:
 
 @lowers(view_ops.join)
 def join(v: IRVisitor, node: fx.Node) -> Value:
-    """torch.aten.stack of the two halves along a new last dim."""
+    """torch.aten.stack of the two halves along a new last dim, each broadcast to the
+    result's other dims first (`hl.join(x[tile], scalar)`)."""
+    shape = list(v.val(node).shape[:-1])
     halves = [v.typed(a) for a in node.args[:2]]
+    halves = [h if list(h.val.shape) == shape else
+              v.torch_call(f"{node.name}_half{i}", torch.ops.aten.expand.default, h, shape)
+              for i, h in enumerate(halves)]
     return v.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +62,7 @@ def _var_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
     keepdim = node.meta["val"].dim() == x.val.dim()
     if not mean:
         total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-        return v.torch_call(node.name, torch.ops.aten.div.Scalar, total, float(reduced_count(v, orig))).value
+        return divide_by_count(v, node.name, total, reduced_count(v, orig), 0)
     deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, v.typed(mean[0]))
     deviation = masked_to_zero(v, f"{node.name}_dev", deviation, source.meta["val"], dims)
     square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
@@ -78,18 +79,25 @@ def reduced_dims(node: fx.Node, rank: int) -> list[int]:
     return list(range(rank)) if dims is None else [d % rank for d in dims]
 
 
-def reduced_count(v: IRVisitor, node: fx.Node) -> int:
-    """How many elements a rolled mean/var reduces: the recorded input's extents over its dims."""
+def reduced_count(v: IRVisitor, node: fx.Node) -> int | str:
+    """How many elements a rolled mean/var reduces: the recorded input's extents over its
+    dims, an int, or an index value when one is dynamic (static_shapes=False)."""
     recorded = node.meta.get(ORIGINAL_ARGS)
     if not recorded or not isinstance(recorded[0], fx.Node):
         raise LoweringError(node, "the input of this reduction was stripped before helion_fx_mlir recorded it")
     shape = recorded[0].meta["val"].shape
-    count = 1
-    for d in reduced_dims(node, len(shape)):
-        count *= v.ctx.extent(shape[d])
-    if not isinstance(count, int):
-        raise LoweringError(node, "a rolled reduction over a dynamic extent is not supported")
+    extents = [v.ctx.extent(shape[d]) for d in reduced_dims(node, len(shape))]
+    count: int | str = math.prod(e for e in extents if isinstance(e, int))
+    for extent in (e for e in extents if not isinstance(e, int)):
+        count = v.emit_index_op("arith.muli", v.as_index(count), v.index_value(extent), f"{node.name}_count")
     return count
+
+
+def divide_by_count(v: IRVisitor, name: str, x: TypedValue, count: int | str, minus: int) -> Value:
+    """x / max(count - minus, 0), for a count known statically or only at run time."""
+    if isinstance(count, int):
+        return v.torch_call(name, torch.ops.aten.div.Scalar, x, float(max(count - minus, 0))).value
+    return v.torch_call(name, torch.ops.aten.div.Tensor, x, count_tensor(v, f"{name}_n", count, minus, x)).value
 
 
 def _rolled_result(v: IRVisitor, node: fx.Node, slot: int) -> fx.Node | None:
@@ -106,7 +114,7 @@ def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
     count; after a rolled reduction, the accumulated sum / element count."""
     total = _rolled_result(v, node, 0)
     if total is not None:
-        return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(total), float(reduced_count(v, node))).value
+        return divide_by_count(v, node.name, v.typed(total), reduced_count(v, node), 0)
     args, _ = restored_args(node)  # persistent: the stripped input is restored
     padded = _padded_reduction(v, node, args[0])
     if padded is None:
@@ -125,8 +133,7 @@ def var_correction(v: IRVisitor, node: fx.Node) -> Value:
     correction = 1 if correction is None else correction
     squares = _rolled_result(v, node, 1)
     if squares is not None:
-        divisor = max(reduced_count(v, node) - correction, 0)
-        return v.torch_call(node.name, torch.ops.aten.div.Scalar, v.typed(squares), float(divisor)).value
+        return divide_by_count(v, node.name, v.typed(squares), reduced_count(v, node), correction)
     args, kwargs = restored_args(node)  # persistent: the stripped input is restored
     padded = _padded_reduction(v, node, args[0])
     if padded is None:
