@@ -88,8 +88,8 @@ def reduced_count(v: IRVisitor, node: fx.Node) -> int | str:
     shape = recorded[0].meta["val"].shape
     extents = [v.ctx.extent(shape[d]) for d in reduced_dims(node, len(shape))]
     count: int | str = math.prod(e for e in extents if isinstance(e, int))
-    for extent in (e for e in extents if not isinstance(e, int)):
-        count = v.emit_index_op("arith.muli", v.as_index(count), v.index_value(extent), f"{node.name}_count")
+    for extent in (v.index_value(e) for e in extents if not isinstance(e, int)):
+        count = extent if count == 1 else v.emit_index_op("arith.muli", v.as_index(count), extent, f"{node.name}_count")
     return count
 
 
