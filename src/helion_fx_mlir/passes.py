@@ -18,6 +18,7 @@ from .mlir_text import format_diagnostic, located, parse_module
 from .approximations import approximate_math
 from .grid_groups import group_grid_programs
 from .openmp_abi import define_openmp_entry_points
+from .masked_chunks import split_masked_memory_ops
 from .soft_bf16 import bf16_moves_as_i16, define_bf16_truncation
 from .whole_contractions import whole_k_contractions
 from .schedules import fold_accumulations, vectorize_copies, vectorize_tile_bodies, write_into_loop_carried
@@ -400,10 +401,10 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
                 expand_fp8_truncations, emit_c_interface)
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
         return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, *BUFFERIZE_STEPS, drop_in_place_results,
-                BUFFERS_TO_LLVM_CHECKED, bf16_moves_as_i16, define_bf16_truncation)
+                BUFFERS_TO_LLVM_CHECKED, bf16_moves_as_i16, split_masked_memory_ops, define_bf16_truncation)
     return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, *BUFFERIZE_STEPS, drop_in_place_results,
             vectorize_copies, approximate_math, group_grid_programs, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM,
-            define_openmp_entry_points, bf16_moves_as_i16, define_bf16_truncation)
+            define_openmp_entry_points, bf16_moves_as_i16, split_masked_memory_ops, define_bf16_truncation)
 
 
 # A grid program's own buffers up to this size live on its thread's stack (see stack_program_buffers).
