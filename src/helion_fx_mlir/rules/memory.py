@@ -277,11 +277,12 @@ def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any,
              name: str) -> tuple[list[TypedValue], TypedValue | None]:
     """The index tensors, padded to the block-sized dims, and the lanes that exist: inside
     every tile's extent and every index tensor's own length (None: all of them)."""
+    indices = index_tensors(v, node, index, sym_val)
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     sizes = [size for owner, size in zip(_dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape)),
                                          v.static_meta(sym_val).shape, strict=True) if owner is not None]
     padded = []
-    for t in index_tensors(v, node, index, sym_val):
+    for t in indices:
         pads = _padding(t, sizes)
         if any(pads):
             ones = v.torch_call(f"{name}_real", torch.ops.aten.ones_like.default, t, dtype=torch.bool)
