@@ -515,9 +515,10 @@ class IRVisitor:
         ones (`a[t0, t1] + b[t0]`): Helion broadcasts by tile, so unit dims go where the
         result's other tiles are (b as [t0, 1]); torch's trailing rule would pair t0 with t1."""
         val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
-        out = node.meta["val"].shape
-        if not isinstance(val, torch.Tensor) or not 0 < val.dim() < len(out):
+        result = node.meta["val"]
+        if not isinstance(val, torch.Tensor) or not isinstance(result, torch.Tensor) or not 0 < val.dim() < result.dim():
             return arg
+        out = result.shape
         positions = tile_positions(val.shape, out)
         if positions is None:
             return arg

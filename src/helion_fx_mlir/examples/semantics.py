@@ -5,7 +5,7 @@ atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands ali
 tile, two stores into one tensor from a one-program grid, negative indices, stored values
 broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
 sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
-scalar joined to a tile, and rolled means over dynamic extents."""
+scalar joined to a tile, rolled means over dynamic extents, and an op with two results."""
 
 from __future__ import annotations
 
@@ -231,6 +231,18 @@ def row_moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return mean, var
 
 
+@helion.kernel(static_shapes=True)
+def clipped_zscores(x: torch.Tensor) -> torch.Tensor:
+    """Row z-scores clipped to [-2, 2], from `torch.var_mean` (unbiased): one op with two
+    results, whose meta is a tuple."""
+    out = torch.empty_like(x)
+    for tm in hl.tile(x.size(0)):
+        row = x[tm, :].to(torch.float32)
+        var, mean = torch.var_mean(row, dim=-1, keepdim=True)
+        out[tm, :] = torch.clamp((row - mean) * torch.rsqrt(var + 1e-3), -2.0, 2.0).to(x.dtype)
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -289,6 +301,11 @@ def _paired_ref(x, base):
     return torch.stack([base[0].expand_as(x), x + 1], dim=-1)
 
 
+def _zscores_ref(x):
+    var, mean = torch.var_mean(x.float(), dim=-1, keepdim=True)
+    return torch.clamp((x.float() - mean) * torch.rsqrt(var + 1e-3), -2.0, 2.0).to(x.dtype)
+
+
 def _power_ref(x, w):
     return sum(w[k] * x**k for k in range(w.size(0)))
 
@@ -341,4 +358,6 @@ EXAMPLES = [
     Example("row_moments", row_moments, tensors(randn(37, 203)), lambda x: (x.mean(-1), x.var(-1)),
             (torch.float32,), (helion.Config(block_sizes=[8], reduction_loops=[32]),
                                helion.Config(block_sizes=[16], reduction_loops=[None]))),
+    Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
+            (helion.Config(block_sizes=[8]),)),
 ]

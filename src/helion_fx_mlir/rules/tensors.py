@@ -139,14 +139,37 @@ def var_correction(v: IRVisitor, node: fx.Node) -> Value:
     if padded is None:
         return v.aten_compute(node)
     x, dims, count = padded
-    total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
-    mean = v.torch_call(f"{node.name}_mean", torch.ops.aten.div.Tensor, total, count_tensor(v, f"{node.name}_n", count, 0, total))
-    deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, mean)
-    deviation = masked_to_zero(v, f"{node.name}_dev", deviation, args[0].meta["val"], dims)
-    square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
-    squares = v.torch_call(f"{node.name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, bool(kwargs.get("keepdim")))
-    divisor = count_tensor(v, f"{node.name}_dof", count, correction, squares)
-    return v.torch_call(node.name, torch.ops.aten.div.Tensor, squares, divisor).value
+    return _padded_variance(v, node.name, x, dims, count, correction, bool(kwargs.get("keepdim")), args[0].meta["val"])
+
+
+@lowers(torch.ops.aten.var_mean.correction)
+def var_mean_correction(v: IRVisitor, node: fx.Node) -> Any:
+    """torch.aten.var_mean.correction; over padded tile dims, var.correction's two passes
+    and the mean of the in-range lanes (a tuple: its getitems pick them)."""
+    args, kwargs = restored_args(node)
+    padded = _padded_reduction(v, node, args[0])
+    if padded is None:
+        return v.aten_compute(node)
+    x, dims, count = padded
+    correction = 1 if kwargs.get("correction") is None else kwargs["correction"]
+    keepdim = bool(kwargs.get("keepdim"))
+    var = _padded_variance(v, f"{node.name}_var", x, dims, count, correction, keepdim, args[0].meta["val"])
+    total = v.torch_call(f"{node.name}_total", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+    mean = v.torch_call(f"{node.name}_mean", torch.ops.aten.div.Tensor, total, count_tensor(v, node.name, count, 0, total))
+    return (var, mean.value)
+
+
+def _padded_variance(v: IRVisitor, name: str, x: TypedValue, dims: list[int], count: str, correction: float,
+                     keepdim: bool, sym_val: Any) -> Value:
+    """The variance of x's in-range lanes over `dims` (padded lanes 0): two passes."""
+    total = v.torch_call(f"{name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
+    mean = v.torch_call(f"{name}_mean", torch.ops.aten.div.Tensor, total, count_tensor(v, f"{name}_n", count, 0, total))
+    deviation = v.torch_call(f"{name}_dev", torch.ops.aten.sub.Tensor, x, mean)
+    deviation = masked_to_zero(v, f"{name}_dev", deviation, sym_val, dims)
+    square = v.torch_call(f"{name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
+    squares = v.torch_call(f"{name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, keepdim)
+    divisor = count_tensor(v, f"{name}_dof", count, correction, squares)
+    return v.torch_call(name, torch.ops.aten.div.Tensor, squares, divisor).value
 
 
 def _padded_reduction(v: IRVisitor, node: fx.Node, source: Any) -> tuple[TypedValue, list[int], str] | None:
