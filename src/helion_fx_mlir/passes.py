@@ -400,9 +400,9 @@ def llvm_steps(bounds_checks: bool = False) -> tuple[PipelineStep, ...]:
     rewrites = (reject_tm_tensor_ops, guard_integer_division, split_half_conversions, expand_fp8_extensions,
                 expand_fp8_truncations, emit_c_interface)
     if bounds_checks:  # runtime verification checks memref accesses on scalar loops
-        return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, *BUFFERIZE_STEPS, drop_in_place_results,
+        return (*linalg_steps(), *rewrites, FUSE_ELEMENTWISE, *BUFFERIZE_STEPS, drop_in_place_results, clone_repeated_results,
                 BUFFERS_TO_LLVM_CHECKED, bf16_moves_as_i16, split_masked_memory_ops, define_bf16_truncation)
-    return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, *BUFFERIZE_STEPS, drop_in_place_results,
+    return (*linalg_steps(), *rewrites, *VECTORIZE_STEPS, *BUFFERIZE_STEPS, drop_in_place_results, clone_repeated_results,
             vectorize_copies, approximate_math, group_grid_programs, stack_program_buffers, GRID_TO_OPENMP, inline_alloca_scopes, BUFFERS_TO_LLVM,
             define_openmp_entry_points, bf16_moves_as_i16, split_masked_memory_ops, define_bf16_truncation)
 
@@ -489,6 +489,36 @@ def drop_in_place_results(module: ir.Module) -> None:
                 unused[name] = ir.DenseI64ArrayAttr.get([i for i, a in enumerate(args) if not any(True for _ in a.uses)])
         module.operation.attributes[IN_PLACE_RESULTS] = ir.DictAttr.get(found)
         module.operation.attributes[UNUSED_ARGS] = ir.DictAttr.get(unused)
+
+
+def clone_repeated_results(module: ir.Module) -> None:
+    """After bufferization: a buffer returned twice (two outputs computed alike, merged by
+    CSE) is cloned for its second place; `buffer-results-to-out-params` crashes
+    (SIGSEGV) on a func returning one buffer twice."""
+    with mlir_context():
+        for ret in ops_named(module, "func.return"):
+            seen: set[ir.Value] = set()
+            for i, value in enumerate(list(ret.operands)):
+                if value in seen and isinstance(value.type, ir.MemRefType):
+                    with ir.InsertionPoint(ret), ret.location:
+                        ret.operands[i] = _copy_of(value)
+                seen.add(value)
+
+
+def _copy_of(buffer: ir.Value) -> ir.Value:
+    """A new buffer holding `buffer`'s elements (memref.alloc + memref.copy; a
+    bufferization.clone is folded away by the deallocation pipeline)."""
+    ty = ir.MemRefType(buffer.type)
+    index = ir.IndexType.get()
+    sizes = []
+    for d, size in enumerate(ty.shape):
+        if ty.is_dynamic_dim(d):
+            at = ir.Operation.create("arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, d)})
+            sizes.append(ir.Operation.create("memref.dim", results=[index], operands=[buffer, at.result]).result)
+    alloc = ir.Operation.create("memref.alloc", results=[ty], operands=sizes,
+                                attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(sizes), 0])})
+    ir.Operation.create("memref.copy", results=[], operands=[buffer, alloc.result])
+    return alloc.result
 
 
 def _drop_call_results(module: ir.Module, callee: str, in_place: list[int]) -> None:

@@ -5,7 +5,7 @@ atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands ali
 tile, two stores into one tensor from a one-program grid, negative indices, stored values
 broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
 sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
-scalar joined to a tile, rolled means over dynamic extents, and an op with two results."""
+scalar joined to a tile, rolled means over dynamic extents, an op with two results, and two outputs computed alike."""
 
 from __future__ import annotations
 
@@ -243,6 +243,20 @@ def clipped_zscores(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def twin_row_sums(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row sums of x and of max(x, x): computed alike, CSE merges them and the func returns
+    one buffer twice, on which `buffer-results-to-out-params` died (found by the generator,
+    on a single row: the grid of one program is promoted to the func)."""
+    first = torch.zeros([x.size(0)], dtype=x.dtype, device=x.device)
+    second = torch.zeros([x.size(0)], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(x.size(0)):
+        row = x[tm, :]
+        first[tm] = row.sum(-1)
+        second[tm] = torch.maximum(row, row).sum(-1)
+    return first, second
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -360,4 +374,6 @@ EXAMPLES = [
                                helion.Config(block_sizes=[16], reduction_loops=[None]))),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
+    Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),
+            (helion.Config(block_sizes=[1], reduction_loops=[4]),)),
 ]
