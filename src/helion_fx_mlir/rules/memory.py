@@ -222,8 +222,7 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
     its block-sized dim is padded with index 0 (see `on_lanes`)."""
     result_val = v.static_meta(sym_val)
     shape = v.ctx.tensor_arg(host_ref(v, node)).shape
-    entries = [e for e in index if e is not None]
-    entries += [slice(None)] * (len(shape) - len(entries))
+    entries = _entries(index, len(shape))
     owners = _dim_owners(v, index, len(shape))
     out_sizes = [size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None]
     sym_sizes = [size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None]
@@ -263,6 +262,12 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
     return tensors
 
 
+def _entries(index: Sequence[Any], rank: int) -> list[Any]:
+    """The index entry of each host tensor dim (missing trailing entries are slices)."""
+    entries = [e for e in index if e is not None]
+    return entries + [slice(None)] * (rank - len(entries))
+
+
 def _padding(t: TypedValue, sizes: Sequence[Any]) -> list[int]:
     """constant_pad_nd's pads that widen an index tensor to the block-sized dims `sizes`
     (`hl.arange(0, 3)` indexing a dim whose block is 4); all 0 when none is shorter."""
@@ -276,21 +281,43 @@ def _padding(t: TypedValue, sizes: Sequence[Any]) -> list[int]:
 def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any,
              name: str) -> tuple[list[TypedValue], TypedValue | None]:
     """The index tensors, padded to the block-sized dims, and the lanes that exist: inside
-    every tile's extent and every index tensor's own length (None: all of them)."""
+    every tile's extent and every index tensor's own length, and whose index from a tensor
+    lies inside the host tensor (None: all of them)."""
     indices = index_tensors(v, node, index, sym_val)
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
-    sizes = [size for owner, size in zip(_dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape)),
-                                         v.static_meta(sym_val).shape, strict=True) if owner is not None]
+    rank = len(v.ctx.tensor_arg(host_ref(v, node)).shape)
+    sizes = [size for owner, size in zip(_dim_owners(v, index, rank), v.static_meta(sym_val).shape, strict=True)
+             if owner is not None]
     padded = []
-    for t in indices:
+    for dim, (entry, t) in enumerate(zip(_entries(index, rank), indices, strict=True)):
         pads = _padding(t, sizes)
         if any(pads):
             ones = v.torch_call(f"{name}_real", torch.ops.aten.ones_like.default, t, dtype=torch.bool)
             real = v.torch_call(f"{name}_real", torch.ops.aten.constant_pad_nd.default, ones, pads, 0)
-            lanes = real if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, real)
+            lanes = _both(v, name, lanes, real)
             t = v.torch_call(f"{name}_padded", torch.ops.aten.constant_pad_nd.default, t, pads, 0)
+        if _is_tensor_index(entry):
+            t, inside = _inside(v, f"{node.name}_idx{dim}", t, v.tensor_dim(whole(v, node).value, dim))
+            lanes = _both(v, name, lanes, inside)
         padded.append(t)
     return padded, lanes
+
+
+def _both(v: IRVisitor, name: str, lanes: TypedValue | None, more: TypedValue) -> TypedValue:
+    return more if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, more)
+
+
+def _inside(v: IRVisitor, name: str, t: TypedValue, extent: str) -> tuple[TypedValue, TypedValue]:
+    """An index tensor with negative indices counted from the end, as PyTorch (and so
+    reference mode) reads them, and its lanes inside [0, extent): the only ones a gather
+    reads or a scatter writes, so data-dependent indices never leave the buffer."""
+    n = _scalar_index(v, f"{name}_extent", extent, t.val)
+    negative = v.torch_call(f"{name}_neg", torch.ops.aten.lt.Scalar, t, 0)
+    shifted = v.torch_call(f"{name}_shifted", torch.ops.aten.add.Tensor, t, n)
+    t = v.torch_call(f"{name}_wrapped", torch.ops.aten.where.self, negative, shifted, t)
+    low = v.torch_call(f"{name}_low", torch.ops.aten.ge.Scalar, t, 0)
+    high = v.torch_call(f"{name}_high", torch.ops.aten.lt.Tensor, t, n)
+    return t, v.torch_call(f"{name}_inside", torch.ops.aten.logical_and.default, low, high)
 
 
 def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:

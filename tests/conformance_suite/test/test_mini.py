@@ -1,5 +1,6 @@
 """A miniature of Helion's test/ layout for tests/test_conformance.py: a Triton-only class
-whose outputs are right, wrong, read as code, or end the process."""
+whose outputs are right, wrong, read as code, or end the process, and a test Helion skips
+outside reference mode."""
 
 import os
 import signal
@@ -7,7 +8,7 @@ import signal
 import helion
 import helion.language as hl
 import torch
-from helion._testing import DEVICE, TestCase, code_and_output, onlyBackends
+from helion._testing import DEVICE, TestCase, code_and_output, onlyBackends, skipIfNormalMode
 
 
 @helion.kernel(autotune_effort="none")
@@ -35,6 +36,11 @@ class TestMini(TestCase):
         x = torch.randn(37, device=DEVICE)
         code, _ = code_and_output(triple, (x,), block_sizes=[16])
         assert "tl.load" in code, code
+
+    @skipIfNormalMode("a kernel Helion's compiler once rejected")
+    def test_once_rejected(self) -> None:
+        x = torch.randn(21, device=DEVICE)
+        torch.testing.assert_close(triple(x), x * 3)
 
     def test_crash(self) -> None:
         triple(torch.randn(5, device=DEVICE))
