@@ -278,11 +278,14 @@ def _padding(t: TypedValue, sizes: Sequence[Any]) -> list[int]:
     return pads
 
 
-def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any,
-             name: str) -> tuple[list[TypedValue], TypedValue | None]:
+def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str,
+             *, clamp: bool) -> tuple[list[TypedValue], TypedValue | None]:
     """The index tensors, padded to the block-sized dims, and the lanes that exist: inside
-    every tile's extent and every index tensor's own length, and whose index from a tensor
-    lies inside the host tensor (None: all of them)."""
+    every tile's extent and every index tensor's own length (None: all of them).
+
+    A tensor index outside the host tensor means what Helion's reference mode makes of it:
+    a load (`clamp`) reads the nearest element (the index clamped to [0, size - 1]); a
+    store's lane is off. Either way the access stays inside the buffer."""
     indices = index_tensors(v, node, index, sym_val)
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     rank = len(v.ctx.tensor_arg(host_ref(v, node)).shape)
@@ -297,8 +300,11 @@ def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any,
             lanes = _both(v, name, lanes, real)
             t = v.torch_call(f"{name}_padded", torch.ops.aten.constant_pad_nd.default, t, pads, 0)
         if _is_tensor_index(entry):
-            t, inside = _inside(v, f"{node.name}_idx{dim}", t, v.tensor_dim(whole(v, node).value, dim))
-            lanes = _both(v, name, lanes, inside)
+            extent = v.tensor_dim(whole(v, node).value, dim)
+            if clamp:
+                t = _clamped(v, f"{node.name}_idx{dim}", t, extent)
+            else:
+                lanes = _both(v, name, lanes, _inside(v, f"{node.name}_idx{dim}", t, extent))
         padded.append(t)
     return padded, lanes
 
@@ -307,17 +313,20 @@ def _both(v: IRVisitor, name: str, lanes: TypedValue | None, more: TypedValue) -
     return more if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, more)
 
 
-def _inside(v: IRVisitor, name: str, t: TypedValue, extent: str) -> tuple[TypedValue, TypedValue]:
-    """An index tensor with negative indices counted from the end, as PyTorch (and so
-    reference mode) reads them, and its lanes inside [0, extent): the only ones a gather
-    reads or a scatter writes, so data-dependent indices never leave the buffer."""
-    n = _scalar_index(v, f"{name}_extent", extent, t.val)
-    negative = v.torch_call(f"{name}_neg", torch.ops.aten.lt.Scalar, t, 0)
-    shifted = v.torch_call(f"{name}_shifted", torch.ops.aten.add.Tensor, t, n)
-    t = v.torch_call(f"{name}_wrapped", torch.ops.aten.where.self, negative, shifted, t)
+def _clamped(v: IRVisitor, name: str, t: TypedValue, extent: str) -> TypedValue:
+    """The index clamped to [0, extent - 1] (a Tensor bound: the extent may be dynamic)."""
+    last = v.builder.fresh(f"{name}_last")
+    v.builder.emit(f"{last} = arith.subi {extent}, {v.builder.index(1)} : index")
+    low = v.torch_call(f"{name}_low", torch.ops.aten.clamp_min.default, t, 0)
+    return v.torch_call(f"{name}_clamped", torch.ops.aten.minimum.default, low,
+                        _scalar_index(v, f"{name}_last", last, t.val))
+
+
+def _inside(v: IRVisitor, name: str, t: TypedValue, extent: str) -> TypedValue:
+    """The lanes whose index lies in [0, extent)."""
     low = v.torch_call(f"{name}_low", torch.ops.aten.ge.Scalar, t, 0)
-    high = v.torch_call(f"{name}_high", torch.ops.aten.lt.Tensor, t, n)
-    return t, v.torch_call(f"{name}_inside", torch.ops.aten.logical_and.default, low, high)
+    high = v.torch_call(f"{name}_high", torch.ops.aten.lt.Tensor, t, _scalar_index(v, f"{name}_extent", extent, t.val))
+    return v.torch_call(f"{name}_inside", torch.ops.aten.logical_and.default, low, high)
 
 
 def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
@@ -444,9 +453,10 @@ def whole(v: IRVisitor, node: fx.Node) -> TypedValue:
 def gather(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, mask: Any = None) -> Value:
     """torch.aten.index.Tensor with one broadcast index tensor per dim. Lanes that are
     tile padding or that an extra_mask turns off read element 0 instead of an index that
-    may be out of bounds, and give 0."""
+    may be out of bounds, and give 0. An index outside the tensor reads the nearest
+    element, or 0 under an extra_mask (as reference mode's `load` does)."""
     result_val = v.static_meta(sym_val)
-    indices, lanes = on_lanes(v, node, index, sym_val, name)
+    indices, lanes = on_lanes(v, node, index, sym_val, name, clamp=mask is None)
     if mask is not None:
         indices = [v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices]
     if lanes is not None:
@@ -467,9 +477,9 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
             name: str, mask: Any = None) -> None:
     """A loop nest over the value's elements: dest[idx(p)] = combine(dest[idx(p)], value[p])
     (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes that
-    are tile padding or that an extra_mask turns off write nothing: their indices may be
-    out of bounds."""
-    padded, lanes = on_lanes(v, node, index, sym_val, name)
+    are tile padding, that an extra_mask turns off or whose index is outside the tensor
+    write nothing."""
+    padded, lanes = on_lanes(v, node, index, sym_val, name, clamp=False)
     indices = [t.value for t in padded]
     if mask is not None:
         extra = mask_lanes(v, name, mask, value)
