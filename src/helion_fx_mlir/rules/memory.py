@@ -306,6 +306,8 @@ def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, na
             else:
                 lanes = _both(v, name, lanes, _inside(v, f"{node.name}_idx{dim}", t, extent))
         padded.append(t)
+    if lanes is not None and list(lanes.val.shape) != sizes:  # per-index lanes broadcast over the others
+        lanes = v.torch_call(f"{name}_every", torch.ops.aten.expand.default, lanes, sizes)
     return padded, lanes
 
 
