@@ -279,6 +279,21 @@ def shift_right(x: torch.Tensor, k: int) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def blocks_on_diagonal(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """out[rows[tm], tm.index, arange(n)] = x[tm, :] per column of the tile: three 1-D tensor
+    indices (a cartesian product) with tiles that divide the extent, so the lanes are only
+    the indices' own bounds and must be broadcast over the whole index space."""
+    m, n = x.size()
+    n = hl.specialize(n)
+    out = torch.zeros([m, m, n], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(m, block_size=4):
+        cols = hl.arange(n)
+        row = x[tm, :]
+        hl.store(out, [rows[tm], tm.index, cols], row[:, None, :].expand(row.size(0), row.size(0), n))
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -356,6 +371,14 @@ def _shift_ref(x, k):
     return out
 
 
+def _diagonal_ref(x, rows):
+    out = torch.zeros(x.size(0), x.size(0), x.size(1), dtype=x.dtype)
+    for s in range(0, x.size(0), 4):
+        block = slice(s, s + 4)
+        out[rows[block][:, None], torch.arange(x.size(0))[block][None, :]] = x[block][:, None, :]
+    return out
+
+
 def _segment_args(dtype: torch.dtype):
     return torch.randn(12, 6, dtype=dtype), torch.tensor([0, 2, 6, 9, 12]), 4
 
@@ -413,4 +436,6 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8, 8]), helion.Config(block_sizes=[4, 32]))),
     Example("shift_right", shift_right, tensors(randn(45), 5), _shift_ref, (torch.float32,),
             (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[64])), reference_mode=False),
+    Example("blocks_on_diagonal", blocks_on_diagonal, tensors(randn(12, 16), torch.randperm(12)), _diagonal_ref,
+            (torch.float32,)),
 ]
