@@ -436,6 +436,7 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8, 8]), helion.Config(block_sizes=[4, 32]))),
     Example("shift_right", shift_right, tensors(randn(45), 5), _shift_ref, (torch.float32,),
             (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[64])), reference_mode=False),
-    Example("blocks_on_diagonal", blocks_on_diagonal, tensors(randn(12, 16), torch.randperm(12)), _diagonal_ref,
+    Example("blocks_on_diagonal", blocks_on_diagonal, lambda dtype: (torch.randn(12, 16, dtype=dtype), torch.randperm(12)),
+            _diagonal_ref,
             (torch.float32,)),
 ]
