@@ -485,7 +485,7 @@ def scatter(v: IRVisitor, node: fx.Node, index: Sequence[Any], value: TypedValue
     indices = [t.value for t in padded]
     if mask is not None:
         extra = mask_lanes(v, name, mask, value)
-        lanes = extra if lanes is None else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, extra)
+        lanes = _both(v, name, lanes, extra)
     lanes = None if lanes is None else lanes.value
     dest = v.tensor_state[host_ref(v, node)]
     b = v.builder
