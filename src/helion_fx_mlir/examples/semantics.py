@@ -402,7 +402,7 @@ EXAMPLES = [
     Example("add_and_keep_old", add_and_keep_old, tensors(randn(37), randn(37)), lambda c, i: (c + i, c),
             (torch.float32,), (helion.Config(block_sizes=[64]), helion.Config(block_sizes=[8]))),
     Example("scale_by_unit_dims", scale_by_unit_dims, _unit_dims, lambda x, r, c: x * r + c, (torch.float32,),
-            (helion.Config(block_sizes=[8, 16]),)),
+            (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[1, 2]))),
     Example("row_and_column_bias", row_and_column_bias, _bias, lambda x, r, c: x + r[:, None] - c[None, :],
             (torch.float32,), (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[128, 4])),
             reference_mode=False),

@@ -63,8 +63,9 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
     for dim, entry in enumerate(entries):
         if _broadcasts(v, entry, shape[dim]):
             next(kept_sizes)
-            broadcast.append(sum(p.keep for p in parts))
-            broadcast_sizes.append(v.tile_of(entry).size)
+            if v.tile_of(entry).width != 1:  # a one-lane tile needs only element 0
+                broadcast.append(sum(p.keep for p in parts))
+                broadcast_sizes.append(v.tile_of(entry).size)
             parts.append(Slice(0, 1, True))
             continue
         part = _slice(v, node, entry, shape[dim])
@@ -83,8 +84,7 @@ def access(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, dtyp
 def _broadcasts(v: IRVisitor, entry: Any, size: Any) -> bool:
     """Helion's rule: a tile indexing a tensor dim of size 1 reads index 0 in every lane
     (the dim broadcasts, as `bias[tile_m, tile_n]` over a [1, n] bias)."""
-    tile = None if isinstance(entry, slice) or not (isinstance(size, int) and size == 1) else v.tile_of(entry)
-    return tile is not None and tile.width != 1  # a one-lane tile reads element 0 already
+    return isinstance(size, int) and size == 1 and not isinstance(entry, slice) and v.tile_of(entry) is not None
 
 
 def _rolled_chunk(v: IRVisitor, entry: Any, part: Slice, size: Any) -> Slice:
