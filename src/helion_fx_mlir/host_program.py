@@ -105,7 +105,7 @@ def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], N
     scope = {name: _eager(value) for name, value in fn.__globals__.items()}
     scope.update(inspect.getclosurevars(fn).nonlocals)
     # Helion names module globals by the module they live in (`_source_module.scale`).
-    modules = {SOURCE_MODULE: sys.modules[fn.__module__],
+    modules = {SOURCE_MODULE: _source_module(fn),
                **{imported.alias: imported.value for imported in host_function.global_imports.values()}}
     scope = _with_tunables(scope, config)
     scope[BLOCK_SIZE] = block_sizes.__getitem__
@@ -113,6 +113,12 @@ def build_host_function(host_function: Any, launch: Callable[[dict[str, Any]], N
     code = compile(host_source(host_function), fn.__code__.co_filename, "exec")
     exec(code, scope)  # noqa: S102 - the kernel author's own host code
     return scope[host_function.name]
+
+
+def _source_module(fn: Any) -> Any:
+    """The module whose globals `fn` reads. Code Helion generates (its backward kernels)
+    runs in globals of a module it never registers: those globals stand in for it."""
+    return sys.modules.get(fn.__module__) or types.SimpleNamespace(**fn.__globals__)
 
 
 def _with_tunables(scope: dict[str, Any], config: Any) -> dict[str, Any]:
