@@ -16,14 +16,18 @@ from helion_fx_mlir.examples import EXAMPLES
 # About a minute on one core: a child's imports (~6 s), then ~0.5 s per case; the seed's
 # plan visits 100 of the sample kernels (`make fuzz` runs every one many times).
 BOUNDED_CASES = 100
+OK_FLOOR = 0.85  # the rest are skips: Helion cannot bind those shapes, or reference mode fails (6 today)
 
 
-def test_bounded_run_has_no_crash_mismatch_or_error() -> None:
-    """The acceptance gate of `make test`: a fixed-seed run (`make fuzz` runs a long one)."""
+def test_bounded_run_has_no_crash_mismatch_error_or_timeout() -> None:
+    """The acceptance gate of `make test`: a fixed-seed run (`make fuzz` runs a long one).
+    A run that mostly skips proves nothing, hence the floor of cases that ran ok."""
     outcomes = fuzz.fuzz(BOUNDED_CASES, fuzz.Options(seed=0))
     assert [o.case.index for o in outcomes] == list(range(BOUNDED_CASES))
-    if fuzz.failing(outcomes):
+    if fuzz.failing(outcomes) or any(o.status == "timeout" for o in outcomes):
         pytest.fail(fuzz.report(outcomes, bounds_checks=False), pytrace=False)
+    ok = sum(o.status == "ok" for o in outcomes)
+    assert ok >= OK_FLOOR * BOUNDED_CASES, fuzz.summary(outcomes)
 
 
 # Cases a `make fuzz` run found (seed 0): bf16 masked stores and huge pad vectors aborted
