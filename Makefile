@@ -22,7 +22,7 @@ demo: $(STAMP)
 test: pytest lit
 
 pytest: $(STAMP)
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --durations=15
 
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv lit_tests
