@@ -19,8 +19,9 @@ def test_both_modes_are_classified_and_compared(tmp_path: pathlib.Path, capsys) 
     ref = conformance.read_results(tmp_path / "ref.jsonl")
     outcome = {nid.rsplit("::", 1)[1]: t.outcome for nid, t in ours.items()}
     assert outcome == {"test_right": "passed", "test_wrong": "failed", "test_code_only": "failed",
-                       "test_crash": "crashed", "test_once_rejected": "passed"}
+                       "test_code_count": "failed", "test_crash": "crashed", "test_once_rejected": "passed"}
     assert ours[f"test/test_mini.py::TestMini::test_code_only"].code_failure
+    assert ours[f"test/test_mini.py::TestMini::test_code_count"].code_failure
     assert ref["test/test_mini.py::TestMini::test_right"].outcome == "passed"
     wanted, missing = conformance.goal(ours, ref)
     assert sorted(w.rsplit("::", 1)[1] for w in wanted) == ["test_once_rejected", "test_right"]

@@ -4,7 +4,7 @@ reference mode (`python -m helion_fx_mlir.conformance` loads it with `-p`).
 Helion's tests gate on the backend (`onlyBackends(["triton", ...])`, `skipIfNotTriton`) and
 put tensors on `helion._testing.DEVICE` (CUDA unless the backend runs on the CPU). Under
 this plugin the gates see "triton", so the tests written for Triton run, and DEVICE is the
-CPU. `skipIfNormalMode` (kernels Helion's compiler once rejected) does not skip: a skip
+CPU (`torch.accelerator.synchronize` returns at once). `skipIfNormalMode` (kernels Helion's compiler once rejected) does not skip: a skip
 never counts as a pass, and such a test shows whether the kernel now runs. What the tests
 assert about outputs is untouched; what they assert about Triton's text cannot hold for
 MLIR, so only that is turned off:
@@ -13,8 +13,9 @@ MLIR, so only that is turned off:
 - a unittest assertion given the generated code (`assertIn("tl.load", code)`) does nothing
   and marks the test `reads_code`; the test's other assertions (its outputs) still count;
 - a test that fails on an assertion quoting the generated code (a plain `assert ... in
-  code`) is `code_failure`: its outcome says nothing about us, and the report lists it
-  apart.
+  code`), or whose failing statement reads a variable holding it (`assertEqual(code.count(
+  "if True:"), 1)`), is `code_failure`: its outcome says nothing about us, and the report
+  lists it apart.
 
 Per test it records, as `user_properties` (which xdist carries to the controller), whether
 a kernel ran (ours: a compiled host function was called; reference mode: `run_ref`) and
@@ -28,6 +29,7 @@ import faulthandler
 import functools
 import json
 import os
+import re
 import unittest
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -72,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from helion.runtime.kernel import BoundKernel
 
     testing.DEVICE = torch.device("cpu")
+    if not torch.accelerator.is_available():  # tests that wait for their device wait for nothing
+        torch.accelerator.synchronize = lambda device=None: None
     testing._get_backend = lambda: "triton"
     testing.skipIfNormalMode = _run_anyway
     testing.TestCase.assertExpectedJournal = lambda self, value: None
@@ -141,10 +145,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     code_failure = (call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
-                    and _TestState.quotes_code(str(call.excinfo.value)))  # an assertion on the code, quoting it
+                    and (_TestState.quotes_code(str(call.excinfo.value)) or _reads_code_in(call.excinfo, item)))
     report.user_properties.append(("ran_kernel", _TestState.ran_kernel))
     report.user_properties.append(("reads_code", _TestState.reads_code or code_failure))
     report.user_properties.append(("code_failure", code_failure))
+
+
+def _reads_code_in(excinfo: pytest.ExceptionInfo[BaseException], item: pytest.Item) -> bool:
+    """Whether the test's failing statement reads a variable that holds generated code
+    (`self.assertEqual(code.count("if True:"), 1)`: the assertion is given a number)."""
+    frames = [entry for entry in excinfo.traceback if str(entry.path) == str(item.path)]
+    if not frames:
+        return False
+    statement, names = str(frames[-1].statement), frames[-1].frame.f_locals
+    return any(_TestState.is_code(names.get(word)) for word in re.findall(r"[A-Za-z_]\w*", statement))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -339,7 +339,7 @@ def prepare(case: FuzzCase) -> Prepared:
         case = dataclasses.replace(case, config=draw_config(bound.config_spec, random.Random(case.seed)))
     ref_args = _cloned(args)
     try:
-        result = reference_kernel(example.kernel, helion.Config(**case.config))(*ref_args)
+        result = reference_kernel(example.oracle or example.kernel, helion.Config(**case.config))(*ref_args)
     except Exception as err:
         raise SkipCase(f"reference: {_brief(err)}") from err
     return Prepared(case, args, bound, _flat(result) + _tensors(ref_args))
@@ -367,8 +367,9 @@ def check_both(prepared: Prepared) -> Outcome:
     return checked if checked.status == "ok" else dataclasses.replace(checked, detail=f"bounds-checked: {checked.detail}")
 
 
-def check_kernel(kernel: Any, args: tuple[Any, ...], config: dict[str, Any] | None) -> Outcome:
-    """A kernel (a repro file's) on both pipelines against reference mode."""
+def check_kernel(kernel: Any, args: tuple[Any, ...], config: dict[str, Any] | None, oracle: Any = None) -> Outcome:
+    """A kernel (a repro file's) on both pipelines against reference mode (of `oracle`,
+    a kernel of the same meaning, when given)."""
     case = FuzzCase(0, kernel.name, "f32", {}, 0, config)
     try:
         bound = kernel.bind(args)
@@ -377,7 +378,7 @@ def check_kernel(kernel: Any, args: tuple[Any, ...], config: dict[str, Any] | No
     case = dataclasses.replace(case, config=config or draw_config(bound.config_spec, random.Random(0)))
     ref_args = _cloned(args)
     try:
-        result = reference_kernel(kernel, helion.Config(**case.config))(*ref_args)
+        result = reference_kernel(oracle or kernel, helion.Config(**case.config))(*ref_args)
     except Exception as err:
         return Outcome(case, "skipped", f"reference: {_brief(err)}")
     return check_both(Prepared(case, args, bound, _flat(result) + _tensors(ref_args)))

@@ -188,9 +188,11 @@ class LoweringContext:
 
 
 # Knobs of Triton's `tl.range`: the config spec lists them only where Triton is installed,
-# and nothing here reads them, so a config written for Triton leaves them out.
-TRITON_LOOP_KEYS = frozenset({"range_unroll_factors", "range_num_stages", "range_multi_buffers",
-                              "range_flattens", "range_warp_specializes", "static_ranges"})
+# and nothing here reads them, so a config written for Triton leaves them out. So does
+# `epilogue_subtile`: Helion splits a matmul's epilogue store into subtiles against GPU
+# register pressure, a graph rewrite that changes the code's shape and never its values.
+TRITON_ONLY_KEYS = frozenset({"range_unroll_factors", "range_num_stages", "range_multi_buffers",
+                              "range_flattens", "range_warp_specializes", "static_ranges", "epilogue_subtile"})
 
 
 def resolve_config(bound_kernel: Any, config: helion.Config | dict[str, Any] | None) -> helion.Config:
@@ -198,7 +200,7 @@ def resolve_config(bound_kernel: Any, config: helion.Config | dict[str, Any] | N
     if config is None:
         config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
     values = config.config if isinstance(config, helion.Config) else config
-    kept = helion.Config(**{key: value for key, value in values.items() if key not in TRITON_LOOP_KEYS})
+    kept = helion.Config(**{key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS})
     return bound_kernel.config_spec.normalized_config(kept)
 
 

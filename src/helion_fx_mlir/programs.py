@@ -4,9 +4,16 @@ A program is a grammar instance of the language as users write it: a grid of 1-3
 (over sizes, or from an int `begin` to an int `end`), loads of tiles, rows and gathered
 rows, elementwise ATen ops over them with shared intermediates, `torch.where` masks, `if` on
 a scalar argument, `hl.static_range`, a helper function, reductions (sum, amax, argmax,
-mean, var), scans, inner tile loops carrying several `hl.zeros` accumulators, `hl.dot`,
-atomics and several outputs, in f32, bf16, f16 or int32, on shapes that do not divide the
-block sizes. Each program is a `Program`: a few fixed forms (`KINDS`) whose body is a list
+mean, var, `hl.reduce`; over rows and over 3-D slabs), scans (`cumsum`, `hl.cumsum`,
+`hl.cumprod`, `hl.associative_scan`), inner tile loops carrying several
+`hl.zeros` accumulators (bounded by sizes, ints or the outer tile's `begin`/`end`, with
+registered block sizes), `hl.grid` rows, loads and stores of slices and ints, jagged
+segments (data-dependent `hl.tile(start, end)`, gathers at `tile.index + start`,
+`hl.jagged_tile`), closures passed as arguments, `hl.dot`, atomics (add, max, min) and
+several outputs, in
+f32, bf16, f16 or int32, on shapes that do not divide the block sizes. Bounds that depend
+on the block size (`hl.tile(tile_m.begin, n)`) are left out: reference mode runs every
+loop as one tile, so it cannot judge them. Each program is a `Program`: a few fixed forms (`KINDS`) whose body is a list
 of `Stmt`s, so the reducer can drop statements and shrink sizes (`reduce_program`).
 
 Programs are deterministic per (seed, index) and are written to real files (Helion reads
@@ -41,6 +48,8 @@ UNARY = ("torch.sigmoid({})", "torch.tanh({})", "torch.relu({})", "torch.abs({})
 BINARY = ("({} + {})", "({} - {})", "({} * {})", "torch.maximum({}, {})", "torch.minimum({}, {})",
           "torch.where({} > 0, {}, {})")
 REDUCTIONS = ("sum", "amax", "mean", "var", "argmax")
+SCANS = {"cumsum": "torch.cumsum({}, dim=1)", "hl_cumsum": "hl.cumsum({}, dim=1)",
+         "cumprod": "hl.cumprod(torch.sigmoid({}) + 0.5, dim=1)", "scan_max": "hl.associative_scan(combine_max, {}, dim=1)"}
 
 
 @dataclass
@@ -69,6 +78,14 @@ class Program:
     scalars: dict[str, Any] = field(default_factory=dict)
     index_inputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (dim, dim it indexes)
     config: dict[str, Any] | None = None  # the config a repro runs (None: drawn as the fuzzer does)
+    headers: tuple[str, ...] = ()  # the outer loop headers, when the kind's default does not fit
+    prelude: tuple[str, ...] = ()  # host lines before the loops (registered block sizes)
+    tensor_args: dict[str, str] = field(default_factory=dict)  # name -> ARGS expression, {dim} -> its size
+    callables: dict[str, str] = field(default_factory=dict)  # name -> the lambda ARGS passes (closures)
+    dim_exprs: dict[str, str] = field(default_factory=dict)  # dim -> its host expression, where not a size
+    # statement -> its spelling in an oracle kernel reference mode can run (ORACLE in the
+    # module): `hl.jagged_tile` has no reference mode, its masked `hl.tile` twin has
+    twin: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -181,11 +198,16 @@ def _rows(rng: random.Random) -> Program:
     outputs: dict[str, tuple[list[str], str]] = {}
     cast = "" if dtype == "float32" else ".to(x0.dtype)"
     for i in range(rng.choice((1, 2))):
-        red = rng.choice((*REDUCTIONS, "cumsum", "softmax"))
+        red = rng.choice((*REDUCTIONS, *SCANS, "softmax", "reduce"))
         value = rng.choice(leaves)
-        if red == "cumsum":
-            body.append(Stmt(f"out{i}[tile_m, :] = torch.cumsum({value}, dim=1){cast}", None, frozenset({value, f"out{i}"})))
+        if red in SCANS:
+            scan = SCANS[red].format(value)
+            body.append(Stmt(f"out{i}[tile_m, :] = {scan}{cast}", None, frozenset({value, f"out{i}"})))
             outputs[f"out{i}"] = (["m", "n"], "x0.dtype")
+        elif red == "reduce":
+            body.append(Stmt(f"out{i}[tile_m] = hl.reduce(combine_max, {value}, dim=1, other=float(\"-inf\")){cast}", None,
+                             frozenset({value, f"out{i}"})))
+            outputs[f"out{i}"] = (["m"], "x0.dtype")
         elif red == "softmax":
             text = f"torch.exp({value} - torch.amax({value}, dim=1, keepdim=True))"
             body.append(Stmt(f"e{i} = {text}", f"e{i}", frozenset({value})))
@@ -253,43 +275,280 @@ def _gather_atomic(rng: random.Random) -> Program:
     body.append(Stmt(f"out0[tile_m, :] = t0{cast}", None, frozenset({"t0", "out0"})))
     body.append(Stmt("hl.atomic_add(out1, [bins[tile_m]], torch.sum(t0, dim=1))", None, frozenset({"t0", "out1", "bins"})))
     outputs = {"out0": (["m", "n"], "x0.dtype"), "out1": (["b"], "torch.float32")}
-    return Program("gather_atomic", 0, dtype, inputs, sizes, outputs, body, index_inputs={"idx": ("m", "r"), "bins": ("m", "b")})
+    tensor_args = {}
+    if rng.random() < 0.5:  # at distinct places: reference mode's max and min keep the last of equal indices
+        atomic = rng.choice(("atomic_max", "atomic_min"))
+        body.append(Stmt(f"hl.{atomic}(out2, [perm[tile_m]], torch.amax(t0, dim=1))", None,
+                         frozenset({"t0", "out2", "perm"})))
+        outputs["out2"] = (["m"], "torch.float32")
+        tensor_args["perm"] = "torch.randperm({m}, generator=g)"
+    return Program("gather_atomic", 0, dtype, inputs, sizes, outputs, body, index_inputs={"idx": ("m", "r"), "bins": ("m", "b")},
+                   tensor_args=tensor_args)
+
+
+def _widen(dtype: str) -> str:
+    return "" if dtype == "float32" else ".to(torch.float32)"
+
+
+def _narrow(dtype: str) -> str:
+    return "" if dtype == "float32" else ".to(x0.dtype)"
+
+
+def _nested(rng: random.Random) -> Program:
+    """An inner tile loop over the outer tile's own rows (`hl.tile(tile_m.begin,
+    tile_m.end)`), or over columns bounded by ints, with registered block sizes."""
+    dtype = _dtype(rng)
+    sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES[3:])}
+    inputs = {f"x{i}": ["m", "n"] for i in range(rng.choice((1, 2)))}
+    prelude = ("bm = hl.register_block_size(m)",) if rng.random() < 0.5 else ()
+    outer = "for tile_m in hl.tile(m, block_size=bm):" if prelude else "for tile_m in hl.tile(m):"
+    if rng.random() < 0.5:
+        return _sub_tiles(rng, dtype, sizes, inputs, prelude, outer)
+    scalars: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        scalars = {"lo": rng.randrange(0, sizes["n"]), "hi": sizes["n"]}
+        scalars["hi"] = rng.randrange(scalars["lo"], sizes["n"] + 1)
+        bounds = "lo, hi"
+    else:
+        bounds = "n"
+    inner_block = ""
+    if rng.random() < 0.5:
+        prelude = (*prelude, "bn = hl.register_block_size(n)")
+        inner_block = ", block_size=bn"
+    loads = [dataclasses.replace(s, indent=1) for s in _loads(inputs, "tile_m, tile_n", dtype, False)]
+    inner = list(loads)
+    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), False)
+    inner = [dataclasses.replace(s, indent=1) for s in inner]
+    count = rng.choice((1, 2))
+    body = [Stmt(f"acc{i} = hl.zeros([tile_m], dtype=torch.float32)", f"acc{i}") for i in range(count)]
+    body.append(Stmt(f"for tile_n in hl.tile({bounds}{inner_block}):", None, frozenset(scalars)))
+    body += inner
+    outputs = {}
+    for i in range(count):
+        value = _expr(rng, leaves, 1)
+        reduce = rng.choice(("sum", "amax")) if i else "sum"
+        combine = f"acc{i} + torch.sum({value}, dim=1)" if reduce == "sum" else \
+            f"torch.maximum(acc{i}, torch.amax({value}, dim=1))"
+        body.append(Stmt(f"acc{i} = {combine}", f"acc{i}", _names_in(value, leaves) | {f"acc{i}"}, indent=1))
+    for i in range(count):
+        body.append(Stmt(f"out{i}[tile_m] = acc{i}{_narrow(dtype)}", None, frozenset({f"acc{i}", f"out{i}"})))
+        outputs[f"out{i}"] = (["m"], "x0.dtype")
+    return Program("nested", 0, dtype, inputs, sizes, outputs, body, scalars, headers=(outer,), prelude=prelude)
+
+
+def _sub_tiles(rng: random.Random, dtype: str, sizes: dict[str, int], inputs: dict[str, list[str]],
+               prelude: tuple[str, ...], outer: str) -> Program:
+    """Rows of the outer tile in sub-tiles: `hl.tile(tile_m.begin, tile_m.end)`."""
+    loads = [dataclasses.replace(s, indent=1) for s in _loads(inputs, "tile_i, :", dtype, False)]
+    inner = list(loads)
+    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), False)
+    inner = [dataclasses.replace(s, indent=1) for s in inner]
+    body = [Stmt("for tile_i in hl.tile(tile_m.begin, tile_m.end):", None), *inner]
+    value = _expr(rng, leaves, 1)
+    body.append(Stmt(f"out0[tile_i, :] = ({value}){_narrow(dtype)}", None, _names_in(value, leaves) | {"out0"}, 1))
+    body.append(Stmt(f"out1[tile_i] = torch.sum({rng.choice(leaves)}, dim=1){_narrow(dtype)}", None,
+                     frozenset(leaves) | {"out1"}, 1))
+    outputs = {"out0": (["m", "n"], "x0.dtype"), "out1": (["m"], "x0.dtype")}
+    return Program("nested", 0, dtype, inputs, sizes, outputs, body, headers=(outer,), prelude=prelude)
+
+
+def _grid_rows(rng: random.Random) -> Program:
+    """`hl.grid` over rows (from 0, or from an int begin) with an int index in loads and
+    stores: column tiles of each row, or the whole row reduced to a 0-d store."""
+    dtype = _dtype(rng, ints=True)
+    ints = dtype == "int32"
+    sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES)}
+    inputs = {f"x{i}": ["m", "n"] for i in range(rng.choice((1, 2)))}
+    scalars: dict[str, Any] = {}
+    header = "for i in hl.grid(m):"
+    if rng.random() < 0.4:
+        scalars["lo"] = rng.randrange(0, sizes["m"])
+        header = "for i in hl.grid(lo, m):"
+    loads = [dataclasses.replace(s, indent=1) for s in _loads(inputs, "i, tile_n", dtype, ints)]
+    inner = list(loads)
+    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), ints)
+    inner = [dataclasses.replace(s, indent=1) for s in inner]
+    value = _expr(rng, leaves, 1, ints)
+    cast = "" if ints else _narrow(dtype)
+    out_dtype = "torch.int32" if ints else "x0.dtype"
+    body = [Stmt("for tile_n in hl.tile(n):", None), *inner,
+            Stmt(f"out0[i, tile_n] = ({value}){cast}", None, _names_in(value, leaves) | {"out0"}, 1)]
+    outputs = {"out0": (["m", "n"], out_dtype)}
+    if not ints and rng.random() < 0.6:
+        body.append(Stmt(f"row = x0[i, :]{_widen(dtype)}", "row", frozenset({"x0"})))
+        red = rng.choice(("sum", "amax", "mean"))
+        body.append(Stmt(f"out1[i] = torch.{red}({rng.choice(UNARY).format('row')}){cast}", None,
+                         frozenset({"row", "out1"})))
+        outputs["out1"] = (["m"], out_dtype)
+    return Program("grid_rows", 0, dtype, inputs, sizes, outputs, body, scalars, headers=(header,))
+
+
+def _slices(rng: random.Random) -> Program:
+    """Loads and stores of a static slice of columns and of one int column, next to tiles."""
+    dtype = _dtype(rng)
+    sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES[3:])}
+    n = sizes["n"]
+    inputs = {f"x{i}": ["m", "n"] for i in range(rng.choice((1, 2)))}
+    col = rng.choice((0, 1, n - 1, -1))
+    lo = rng.randrange(0, n - 1)
+    hi = rng.randrange(lo + 1, n + 1)
+    widen = _widen(dtype)
+    body = [Stmt(f"c = x0[tile_m, {col}]{widen}", "c", frozenset({"x0"})),
+            Stmt(f"s = x{len(inputs) - 1}[tile_m, {lo}:{hi}]{widen}", "s", frozenset(inputs))]
+    value = _expr(rng, ["s", "c[:, None]"], 2)
+    body.append(Stmt(f"t0 = {value}", "t0", frozenset({"s", "c"})))
+    body.append(Stmt(f"out0[tile_m, {lo}:{hi}] = t0{_narrow(dtype)}", None, frozenset({"t0", "out0"})))
+    body.append(Stmt(f"out0[tile_m, {col}] = ({_expr(rng, ['c'], 1)}){_narrow(dtype)}", None,
+                     frozenset({"c", "out0"})))
+    body.append(Stmt(f"out1[tile_m] = torch.{rng.choice(('sum', 'amax', 'mean'))}(t0, dim=1){_narrow(dtype)}", None,
+                     frozenset({"t0", "out1"})))
+    outputs = {"out0": (["m", "n"], "x0.dtype"), "out1": (["m"], "x0.dtype")}
+    return Program("slices", 0, dtype, inputs, sizes, outputs, body, headers=("for tile_m in hl.tile(m):",))
+
+
+OFFSETS = ("torch.cat([torch.zeros(1, dtype=torch.int64), torch.sort(torch.randint(0, {t} + 1, ({b} - 1,), "
+           "generator=g)).values, torch.full((1,), {t})])")
+LENGTHS = "torch.randint(0, {k} + 1, ({b},), generator=g)"
+
+
+def _jagged(rng: random.Random) -> Program:
+    """Segments of a packed tensor between data-dependent offsets: `hl.tile(start, end)`
+    or a gather at `tile.index + start` per segment, or `hl.jagged_tile` over lengths."""
+    if rng.random() < 0.3:
+        return _jagged_tile(rng)
+    dtype = _dtype(rng)
+    sizes = {"t": rng.choice(SIZES[3:]), "d": rng.choice(SIZES), "b": rng.choice((1, 2, 3, 7))}
+    widen = _widen(dtype)
+    if rng.random() < 0.5:
+        loop = "for tile_k in hl.tile(start, end):"
+        load = f"v = x0[tile_k, :]{widen}"
+    else:
+        loop = "for tile_k in hl.tile(end - start):"
+        load = f"v = x0[tile_k.index + start, :]{widen}"
+    expr = _expr(rng, ["v"], 2)
+    body = [Stmt("start = offsets[seg]", "start", frozenset({"offsets"})),
+            Stmt("end = offsets[seg + 1]", "end", frozenset({"offsets"})),
+            Stmt("acc0 = hl.zeros([d], dtype=torch.float32)", "acc0"),
+            Stmt(loop, None, frozenset({"start", "end"})),
+            Stmt(load, "v", frozenset({"x0", "start"}), 1),
+            Stmt(f"acc0 = acc0 + torch.sum({expr}, dim=0)", "acc0", frozenset({"v", "acc0"}), 1),
+            Stmt(f"out0[seg, :] = acc0{_narrow(dtype)}", None, frozenset({"acc0", "out0"}))]
+    return Program("jagged", 0, dtype, {"x0": ["t", "d"]}, sizes, {"out0": (["b", "d"], "x0.dtype")}, body,
+                   headers=("for seg in hl.grid(b):",), tensor_args={"offsets": OFFSETS},
+                   dim_exprs={"b": "offsets.size(0) - 1"})
+
+
+def _jagged_tile(rng: random.Random) -> Program:
+    """`hl.jagged_tile(lengths)`: each row of a padded [b, k] tensor up to its length."""
+    dtype = _dtype(rng)
+    sizes = {"b": rng.choice(SIZES), "k": rng.choice(SIZES[3:])}
+    expr = _expr(rng, ["v"], 2)
+    loop, load, update = ("for tile_k in hl.jagged_tile(lengths):", f"v = x0[tile_b, tile_k]{_widen(dtype)}",
+                          f"acc0 = acc0 + torch.sum({expr}, dim=1)")
+    mask = "tile_k.index[None, :] < lengths[:, None]"
+    twin = {loop: "for tile_k in hl.tile(k):",
+            load: f"v = hl.load(x0, [tile_b, tile_k], extra_mask={mask}){_widen(dtype)}",
+            update: f"acc0 = acc0 + torch.sum(torch.where({mask}, {expr}, 0.0), dim=1)"}
+    body = [Stmt("lengths = lens[tile_b]", "lengths", frozenset({"lens"})),
+            Stmt("acc0 = hl.zeros([tile_b], dtype=torch.float32)", "acc0"),
+            Stmt(loop, None, frozenset({"lengths"})),
+            Stmt(load, "v", frozenset({"x0"}), 1),
+            Stmt(update, "acc0", frozenset({"v", "acc0"}), 1),
+            Stmt(f"out0[tile_b] = acc0{_narrow(dtype)}", None, frozenset({"acc0", "out0"}))]
+    return Program("jagged", 0, dtype, {"x0": ["b", "k"]}, sizes, {"out0": (["b"], "x0.dtype")}, body,
+                   headers=("for tile_b in hl.tile(b):",), tensor_args={"lens": LENGTHS}, twin=twin)
+
+
+def _slabs(rng: random.Random) -> Program:
+    """Reductions of 3-D slabs: `x[tile_a, :, :]` over one or both inner dims, or
+    `x[tile_a, :, tile_c]` over the middle one."""
+    dtype = _dtype(rng)
+    sizes = {"a": rng.choice(SIZES), "b": rng.choice(SIZES[:10]), "c": rng.choice(SIZES[:10])}
+    inputs = {f"x{i}": ["a", "b", "c"] for i in range(rng.choice((1, 2)))}
+    red = rng.choice(("sum", "amax", "mean"))
+    if rng.random() < 0.5:
+        header, index = "for tile_a, tile_c in hl.tile([a, c]):", "tile_a, :, tile_c"
+        target, dims, out_dims = "out0[tile_a, tile_c]", "dim=1", ["a", "c"]
+    else:
+        header, index = "for tile_a in hl.tile(a):", "tile_a, :, :"
+        dim = rng.choice((1, 2))
+        target, dims, out_dims = (f"out0[tile_a, :]", f"dim={dim}", ["a", "c" if dim == 1 else "b"])
+    body = _loads(inputs, index, dtype, False)
+    leaves = _temps(rng, body, [s.defines for s in body], rng.randint(1, 2), False)
+    value = rng.choice(leaves)
+    body.append(Stmt(f"{target} = torch.{red}({value}, {dims}){_narrow(dtype)}", None, frozenset({value, "out0"})))
+    outputs = {"out0": (out_dims, "x0.dtype")}
+    if header.endswith("hl.tile(a):") and rng.random() < 0.5:  # Helion reduces one dim at a time
+        body.append(Stmt(f"out1[tile_a] = torch.sum(torch.sum({value}, dim=2), dim=1){_narrow(dtype)}", None,
+                         frozenset({value, "out1"})))
+        outputs["out1"] = (["a"], "x0.dtype")
+    return Program("slabs", 0, dtype, inputs, sizes, outputs, body, headers=(header,))
+
+
+CLOSURES = ("lambda v: torch.tanh(v) * 2.0", "lambda v: v * v + 1.0", "lambda v: torch.where(v > 0, v, v * 0.1)",
+            "lambda v: torch.sigmoid(v - 0.5)")
+
+
+def _closure(rng: random.Random) -> Program:
+    """An elementwise grid or a row reduction that applies a function passed as an argument."""
+    prog = _elementwise(rng, rank=rng.choice((1, 2))) if rng.random() < 0.5 else _rows(rng)
+    if prog.dtype == "int32":
+        return _closure(rng)
+    fn = rng.choice(CLOSURES)
+    body = list(prog.body)
+    at = next(i for i, s in enumerate(body) if s.defines and s.defines.startswith("t"))
+    t = body[at].defines
+    body.insert(at + 1, Stmt(f"{t} = fn({t})", t, frozenset({t, "fn"}), body[at].indent))
+    return dataclasses.replace(prog, kind="closure", body=body, callables={"fn": fn},
+                               headers=tuple(_loop_headers(prog)))
 
 
 KINDS: dict[str, Callable[[random.Random], Program]] = {
     "elementwise": _elementwise, "ranged": _ranged, "rows": _rows, "accumulators": _accumulators,
-    "matmul": _matmul, "gather_atomic": _gather_atomic,
+    "matmul": _matmul, "gather_atomic": _gather_atomic, "nested": _nested, "grid_rows": _grid_rows,
+    "slices": _slices, "jagged": _jagged, "slabs": _slabs, "closure": _closure,
 }
 KINDS_ORDER = ("elementwise", "elementwise", "ranged", "rows", "rows", "accumulators", "accumulators", "matmul",
-               "gather_atomic")
+               "gather_atomic", "nested", "nested", "grid_rows", "slices", "jagged", "jagged", "slabs", "closure")
 
 
 # ---------------------------------------------------------------- rendering
 
 
 def _render(p: Program) -> str:
-    scalars = "".join(f", {name}: {type(value).__name__}" for name, value in p.scalars.items())
-    params = ", ".join([*(f"{n}: torch.Tensor" for n in p.inputs), *(f"{n}: torch.Tensor" for n in p.index_inputs)])
-    first = next(iter(p.inputs))
     lines = ["import torch", "import helion", "import helion.language as hl", "", "",
              "def helper(v):", "    return v * torch.sigmoid(v)", "", "",
-             "@helion.kernel(static_shapes=True, autotune_effort=\"none\")",
-             f"def {p.name}({params}{scalars}):"]
-    dims = {d for ds in p.inputs.values() for d in ds} | {d for ds, _ in p.outputs.values() for d in ds}
-    for d in sorted(dims):
-        lines.append(f"    {d} = {_dim_expr(p, d)}")
-    for name, (ds, dt) in p.outputs.items():
-        lines.append(f"    {name} = torch.zeros([{', '.join(ds)}], dtype={dt}, device={first}.device)")
-    lines += [f"    {header}" for header in _loop_headers(p)]
-    depth = len(_loop_headers(p))
-    for stmt in p.body:
-        lines.append("    " * (depth + 1 + stmt.indent) + stmt.text)
-    lines.append(f"    return {', '.join(p.outputs)}{',' if len(p.outputs) == 1 else ''}")
+             "def combine_max(a, b):", "    return torch.maximum(a, b)", "", "", *_kernel_lines(p, p.name, {})]
+    if p.twin:
+        lines += ["", "", *_kernel_lines(p, f"{p.name}_oracle", p.twin), "", "", f"ORACLE = {p.name}_oracle"]
     lines += ["", "", *_main_lines(p)]
     return "\n".join(lines) + "\n"
 
 
+def _kernel_lines(p: Program, name: str, twin: dict[str, str]) -> list[str]:
+    """The kernel's definition; `twin` replaces statements (the oracle's spelling)."""
+    scalars = "".join(f", {n}: {type(value).__name__}" for n, value in p.scalars.items())
+    tensors = [*p.inputs, *p.index_inputs, *p.tensor_args]
+    params = ", ".join([*(f"{n}: torch.Tensor" for n in tensors), *p.callables])
+    first = next(iter(p.inputs))
+    lines = ["@helion.kernel(static_shapes=True, autotune_effort=\"none\")", f"def {name}({params}{scalars}):"]
+    dims = {d for ds in p.inputs.values() for d in ds} | {d for ds, _ in p.outputs.values() for d in ds}
+    for d in sorted(dims):
+        lines.append(f"    {d} = {_dim_expr(p, d)}")
+    for out, (ds, dt) in p.outputs.items():
+        lines.append(f"    {out} = torch.zeros([{', '.join(ds)}], dtype={dt}, device={first}.device)")
+    lines += [f"    {line}" for line in p.prelude]
+    lines += [f"    {header}" for header in _loop_headers(p)]
+    depth = len(_loop_headers(p))
+    for stmt in p.body:
+        lines.append("    " * (depth + 1 + stmt.indent) + twin.get(stmt.text, stmt.text))
+    lines.append(f"    return {', '.join(p.outputs)}{',' if len(p.outputs) == 1 else ''}")
+    return lines
+
+
 def _dim_expr(p: Program, dim: str) -> str:
+    if dim in p.dim_exprs:
+        return p.dim_exprs[dim]
     for name, ds in p.inputs.items():
         if dim in ds:
             return f"{name}.size({ds.index(dim)})"
@@ -300,6 +559,8 @@ def _dim_expr(p: Program, dim: str) -> str:
 
 
 def _loop_headers(p: Program) -> list[str]:
+    if p.headers:
+        return list(p.headers)
     if p.kind == "ranged":
         return ["for tile in hl.tile(lo, hi):"]
     if p.kind == "elementwise":
@@ -330,7 +591,8 @@ def _arg_exprs(p: Program) -> list[str]:
             exprs.append(f"torch.randn({shape}, generator=g).to(torch.{p.dtype})")
     for dim, indexed in p.index_inputs.values():
         exprs.append(f"torch.randint(0, {p.sizes[indexed]}, ({p.sizes[dim]},), generator=g)")
-    return exprs + [repr(v) for v in p.scalars.values()]
+    exprs += [template.format(**p.sizes) for template in p.tensor_args.values()]
+    return exprs + list(p.callables.values()) + [repr(v) for v in p.scalars.values()]
 
 
 # ---------------------------------------------------------------- inputs, files, examples
@@ -364,7 +626,7 @@ def as_example(p: Program) -> Example:
     """The program as a sample kernel; the fuzzer's oracle is reference mode, not `reference`."""
     module = load_module(write(p))
     return Example(p.name, getattr(module, p.name), lambda _dtype: module.ARGS(), lambda *a: None,
-                   (getattr(torch, p.dtype),))
+                   (getattr(torch, p.dtype),), oracle=getattr(module, "ORACLE", None))
 
 
 def example_for(name: str) -> Example:
@@ -383,10 +645,10 @@ def check_module(module: Any) -> int:
     Helion's reference mode; prints each result, exits 1 on a difference or an error."""
     from . import fuzz
 
-    kernel = next(v for k, v in vars(module).items() if k.startswith("prog_"))
+    kernel = next(v for k, v in vars(module).items() if k.startswith("prog_") and not k.endswith("_oracle"))
     fuzz.register_out_dtype_matmuls()
     torch.set_num_threads(1)
-    outcome = fuzz.check_kernel(kernel, module.ARGS(), module.CONFIG)
+    outcome = fuzz.check_kernel(kernel, module.ARGS(), module.CONFIG, getattr(module, "ORACLE", None))
     print(f"{outcome.status} {outcome.detail}")
     return 0 if outcome.status in ("ok", "skipped") else 1
 

@@ -28,6 +28,9 @@ class Example:
     # Helion's reference mode computes what compiled Helion does (the fuzzer's oracle); not
     # for implicit broadcasts by tile, which reference mode leaves to torch's trailing rule.
     reference_mode: bool = True
+    # A kernel of the same meaning that reference mode runs in this one's place (the
+    # masked `hl.tile` twin of an `hl.jagged_tile` loop, which reference mode lacks).
+    oracle: Any = None
 
     def args(self, dtype: torch.dtype | None = None, seed: int = 0) -> Args:
         """Inputs for `dtype` (default: the example's first dtype), seeded."""

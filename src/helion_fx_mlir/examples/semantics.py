@@ -5,7 +5,9 @@ atomic returns, tiles over size-1 dims (they broadcast), lower-rank operands ali
 tile, two stores into one tensor from a one-program grid, negative indices, stored values
 broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
 sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
-scalar joined to a tile, rolled means over dynamic extents, an op with two results, and two outputs computed alike."""
+scalar joined to a tile, rolled means over dynamic extents, an op with two results, two outputs computed alike,
+gathers over slices narrower than their block, means without a dim over padded rows, and
+shifts of tensors."""
 
 from __future__ import annotations
 
@@ -294,6 +296,46 @@ def blocks_on_diagonal(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def segment_column_sums(x: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """Column sums of packed segments, gathered at `tile.index + start` with a data-dependent
+    start: the `:` over 5 columns is 8 lanes wide, and lanes past column 4 are off (they
+    read past the row, and past the tensor on its last row, before)."""
+    b, d = offsets.size(0) - 1, x.size(1)
+    out = torch.zeros([b, d], dtype=x.dtype, device=x.device)
+    for seg in hl.grid(b):
+        start = offsets[seg]
+        acc = hl.zeros([d], dtype=torch.float32)
+        for tile in hl.tile(offsets[seg + 1] - start):
+            acc = acc + torch.sum(x[tile.index + start, :], dim=0)
+        out[seg, :] = acc
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def row_means_from(x: torch.Tensor, first: int) -> torch.Tensor:
+    """torch.mean without a dim over a row of 7 padded to 8 lanes, from row `first` on:
+    the count is the row's length (it was the padded width)."""
+    out = torch.zeros([x.size(0)], dtype=x.dtype, device=x.device)
+    for i in hl.grid(first, x.size(0)):
+        out[i] = torch.mean(x[i, :] * 0.5)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def signed_nibbles(packed: torch.Tensor) -> torch.Tensor:
+    """The two signed 4-bit halves of each int8, by shifts of tensors (`x << s >> s`, an
+    arithmetic right shift): [m, n] int8 -> [m, n, 2] f32."""
+    m, n = packed.size()
+    out = torch.empty([m, n, 2], dtype=torch.float32, device=packed.device)
+    for tm, tn in hl.tile([m, n]):
+        b = packed[tm, tn]
+        shift = hl.full([1], 4, dtype=torch.int8)
+        out[tm, tn, 0] = ((b << shift) >> shift).to(torch.float32)
+        out[tm, tn, 1] = (b >> shift).to(torch.float32)
+    return out
+
+
 # ------------------------------------------------------------------ inputs and references
 
 
@@ -391,6 +433,24 @@ def _segment_ref(x, starts, n):
     return out
 
 
+def _packed_args(dtype: torch.dtype):
+    return torch.randn(23, 5, dtype=dtype), torch.tensor([0, 4, 4, 21, 23])
+
+
+def _packed_ref(x, offsets):
+    return torch.stack([x[a:b].sum(0) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())])
+
+
+def _nibbles_ref(packed):
+    return torch.stack([(packed << 4) >> 4, packed >> 4], dim=-1).float()
+
+
+def _means_from_ref(x, first):
+    out = (x * 0.5).mean(1)
+    out[:first] = 0
+    return out
+
+
 EXAMPLES = [
     Example("two_accumulators", two_accumulators, tensors(randn(37, 300), randn(37, 300)), _two_acc_ref,
             (torch.float32,), (helion.Config(block_sizes=[8, 32]), helion.Config(block_sizes=[64, 16]))),
@@ -439,4 +499,9 @@ EXAMPLES = [
     Example("blocks_on_diagonal", blocks_on_diagonal, lambda dtype: (torch.randn(12, 16, dtype=dtype), torch.randperm(12)),
             _diagonal_ref,
             (torch.float32,)),
+    Example("segment_column_sums", segment_column_sums, _packed_args, _packed_ref, (torch.float32, torch.bfloat16),
+            (helion.Config(block_sizes=[4]), helion.Config(block_sizes=[32]))),
+    Example("row_means_from", row_means_from, tensors(randn(13, 7), 3), _means_from_ref, (torch.float32,)),
+    Example("signed_nibbles", signed_nibbles, lambda dtype: (torch.randint(-128, 128, (19, 37), dtype=torch.int8),),
+            _nibbles_ref, (torch.int8,), (helion.Config(block_sizes=[4, 64]),)),
 ]

@@ -209,3 +209,16 @@ def join(v: IRVisitor, node: fx.Node) -> Value:
               v.torch_call(f"{node.name}_half{i}", torch.ops.aten.expand.default, h, shape)
               for i, h in enumerate(halves)]
     return v.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value
+
+
+# Python's shift operators on tensors, as the ATen ops torch-mlir lowers.
+SHIFTS = {torch.ops.aten.__lshift__.Tensor: torch.ops.aten.bitwise_left_shift.Tensor,
+          torch.ops.aten.__rshift__.Tensor: torch.ops.aten.bitwise_right_shift.Tensor}
+
+
+@lowers(*SHIFTS)
+def shift(v: IRVisitor, node: fx.Node) -> Value:
+    """`x << y` and `x >> y` of two tensors: bitwise_left/right_shift (torch-mlir has no
+    lowering for `__lshift__.Tensor`)."""
+    x, y = (v.typed(a) for a in node.args[:2])
+    return v.torch_call(node.name, SHIFTS[node.target], x, y).value

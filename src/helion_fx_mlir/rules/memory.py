@@ -215,17 +215,22 @@ def is_gather(index: Sequence[Any]) -> bool:
     return any(_is_tensor_index(e) for e in index)
 
 
-def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any) -> list[TypedValue]:
+def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any],
+                  sym_val: Any) -> list[tuple[TypedValue, TypedValue | None]]:
     """One int64 index tensor per tensor dim, shaped to broadcast into its own output dims:
     Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d).
     `sym_val` is the result's symbolic meta (block-size dims). A tensor index shorter than
-    its block-sized dim is padded with index 0 (see `on_lanes`)."""
+    its block-sized dim is padded with index 0 (see `on_lanes`). Beside each, the lanes a
+    slice or tile really has (None for tensor and scalar indices): its block-sized dim may
+    be wider than the slice (`x[idx, :]` over 3 columns is 4 lanes wide)."""
     result_val = v.static_meta(sym_val)
     shape = v.ctx.tensor_arg(host_ref(v, node)).shape
     entries = _entries(index, len(shape))
     owners = _dim_owners(v, index, len(shape))
     out_sizes = [size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None]
     sym_sizes = [size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None]
+    places = [d for d, owner in enumerate(owners) if owner is not None]  # each index dim's result dim
+    bounded = {bound.dim for bound in v.masked_dims(sym_val)}  # dims whose padding tile_lanes turns off
     rank, pos, tensors = len(out_sizes), 0, []
     owned = tensor_index_dims(entries)
     broadcast = any(n != 1 for n in owned.values() if owned)
@@ -248,18 +253,45 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: An
             if part.keep:
                 part = _rolled_chunk(v, entry, part, sym_sizes[pos])
             begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
+            real = None
             if part.keep:
-                t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val)
+                t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val, part.stride)
+                if places[pos] not in bounded and _wider_than(v, entry, part, out_sizes[pos]):
+                    real = _before_end(v, f"{node.name}_idx{dim}", t, begin, part)
             else:
                 t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
             at, k, advance = pos, t.val.dim(), t.val.dim()
-        for _ in range(at):
-            t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, 0)
-        for _ in range(rank - at - k):
-            t = v.torch_call(f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, -1)
-        tensors.append(t)
+        t, real = (_to_rank(v, f"{node.name}_idx{dim}", x, at, rank - at - k) if x is not None else None
+                   for x in (t, real if not _is_tensor_index(entry) else None))
+        tensors.append((t, real))
         pos += advance
     return tensors
+
+
+def _to_rank(v: IRVisitor, name: str, t: TypedValue, before: int, after: int) -> TypedValue:
+    """`t` with `before` unit dims in front and `after` behind (its place in the result)."""
+    for _ in range(before):
+        t = v.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, 0)
+    for _ in range(after):
+        t = v.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, -1)
+    return t
+
+
+def _wider_than(v: IRVisitor, entry: Any, part: Slice, out_size: Any) -> bool:
+    """Whether the block-sized dim may hold lanes past the slice: a slice shorter than its
+    block, or a tile cut at the tensor's end (a tile's own padding is `tile_lanes`')."""
+    if part.size == out_size:
+        return False
+    tile = None if isinstance(entry, slice) else v.tile_of(entry)
+    return tile is None or part.size != tile.size
+
+
+def _before_end(v: IRVisitor, name: str, t: TypedValue, begin: str, part: Slice) -> TypedValue:
+    """The lanes of a slice's index tensor `t` (begin + i * stride) with i < its size."""
+    span = v.builder.index(part.size * part.stride) if isinstance(part.size, int) else \
+        v.emit_index_op("arith.muli", part.size, v.builder.index(part.stride), "span")
+    end = v.emit_index_op("arith.addi", begin, span, "slice_end")
+    return v.torch_call(f"{name}_real", torch.ops.aten.lt.Tensor, t, _scalar_index(v, f"{name}_end", end, t.val))
 
 
 def _entries(index: Sequence[Any], rank: int) -> list[Any]:
@@ -285,14 +317,17 @@ def on_lanes(v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, na
 
     A tensor index outside the host tensor means what Helion's reference mode makes of it:
     a load (`clamp`) reads the nearest element (the index clamped to [0, size - 1]); a
-    store's lane is off. Either way the access stays inside the buffer."""
+    store's lane is off. Lanes past a slice or the tensor's end are off. Either way the
+    access stays inside the buffer."""
     indices = index_tensors(v, node, index, sym_val)
     lanes = tile_lanes(v, f"{name}_lanes", sym_val)
     rank = len(v.ctx.tensor_arg(host_ref(v, node)).shape)
     sizes = [size for owner, size in zip(_dim_owners(v, index, rank), v.static_meta(sym_val).shape, strict=True)
              if owner is not None]
     padded = []
-    for dim, (entry, t) in enumerate(zip(_entries(index, rank), indices, strict=True)):
+    for dim, (entry, (t, real)) in enumerate(zip(_entries(index, rank), indices, strict=True)):
+        if real is not None:
+            lanes = _both(v, name, lanes, real)
         pads = _padding(t, sizes)
         if any(pads):
             ones = v.torch_call(f"{name}_real", torch.ops.aten.ones_like.default, t, dtype=torch.bool)
@@ -425,16 +460,20 @@ def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) ->
         return torch.empty(shape, dtype=dtype)
 
 
-def arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any) -> TypedValue:
-    """tensor.generate of begin + i as i64 (`out_size` is the meta's size, maybe symbolic)."""
+def arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any, stride: int = 1) -> TypedValue:
+    """tensor.generate of begin + i * stride as i64 (`out_size` is the meta's size, maybe
+    symbolic)."""
     size = size if isinstance(size, str) else v.builder.index(size)
     meta = fake_empty(like, [out_size])
     ty = mlir_type(meta)
     ssa, i, pos = v.builder.fresh(name), v.builder.fresh(f"{name}_i"), v.builder.fresh(f"{name}_pos")
     cast = v.builder.fresh(f"{name}_elt")
     dyn = size if tensor_dims(ty)[0] == "?" else ""
+    step, scaled = (i, "") if stride == 1 else (v.builder.fresh(f"{name}_step"), "")
+    if stride != 1:
+        scaled = f"  {step} = arith.muli {i}, {v.builder.index(stride)} : index\n"
     v.builder.emit(
-        f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n  {pos} = arith.addi {begin}, {i} : index\n"
+        f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{scaled}  {pos} = arith.addi {begin}, {step} : index\n"
         f"  {cast} = arith.index_cast {pos} : index to i64\n  tensor.yield {cast} : i64\n}} : {ty}"
     )
     return TypedValue(Value(ssa, ty), meta)

@@ -108,7 +108,7 @@ def _rolled_result(v: IRVisitor, node: fx.Node, slot: int) -> fx.Node | None:
     return extra[slot]
 
 
-@lowers(torch.ops.aten.mean.dim)
+@lowers(torch.ops.aten.mean.dim, torch.ops.aten.mean.default)
 def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
     """torch.aten.mean.dim; over padded tile dims, the sum of the in-range lanes / their
     count; after a rolled reduction, the accumulated sum / element count."""

@@ -1,5 +1,5 @@
 """A miniature of Helion's test/ layout for tests/test_conformance.py: a Triton-only class
-whose outputs are right, wrong, read as code, or end the process, and a test Helion skips
+whose outputs are right, wrong, read as code (quoted, or counted), or end the process, and a test Helion skips
 outside reference mode."""
 
 import os
@@ -36,6 +36,12 @@ class TestMini(TestCase):
         x = torch.randn(37, device=DEVICE)
         code, _ = code_and_output(triple, (x,), block_sizes=[16])
         assert "tl.load" in code, code
+
+    def test_code_count(self) -> None:
+        x = torch.randn(37, device=DEVICE)
+        code, out = code_and_output(triple, (x,), block_sizes=[16])
+        torch.testing.assert_close(out, x * 3)
+        self.assertEqual(code.count("tl.load"), 1)  # a number read off the code
 
     @skipIfNormalMode("a kernel Helion's compiler once rejected")
     def test_once_rejected(self) -> None:
