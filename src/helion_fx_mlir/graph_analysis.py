@@ -47,6 +47,29 @@ def host_tensor_name(node: object) -> str | None:
     return None
 
 
+def _disjoint(a: fx.Node, b: fx.Node) -> bool:
+    """Whether two stores into one tensor write apart: along some dim both subscripts are
+    static (ints, slices of ints) and share no index (`out[0, t]` and `out[1, t]`)."""
+    shape = a.args[0].meta["val"].shape
+    entries = [[e for e in node.args[1] if e is not None] for node in (a, b)]
+    for dim, extent in enumerate(shape):
+        ranges = [_static_range(e[dim] if dim < len(e) else slice(None), extent) for e in entries]
+        if None not in ranges and not set(ranges[0]) & set(ranges[1]):
+            return True
+    return False
+
+
+def _static_range(entry: object, extent: object) -> range | None:
+    """The indices a subscript entry selects along a dim of static `extent`, if static."""
+    if not isinstance(extent, int):
+        return None
+    if isinstance(entry, int):
+        return range(entry % extent, entry % extent + 1) if -extent <= entry < extent else range(0)
+    if isinstance(entry, slice) and all(isinstance(x, int | None) for x in (entry.start, entry.stop, entry.step)):
+        return range(*entry.indices(extent))
+    return None
+
+
 @dataclass
 class GraphFacts:
     """Per-graph (transitively through sub-graphs) stores, loads and host tensors."""
@@ -98,9 +121,14 @@ class GraphFacts:
 
     def is_parallel(self, root_id: int) -> bool:
         """A grid can be an scf.forall when every store sits in the root graph itself, is
-        a tile (not a scatter), and no stored tensor is read back: each program then
-        writes a disjoint tile."""
+        a tile (not a scatter), two stores into one tensor provably write apart (the order
+        of two `parallel_insert_slice`s is unspecified: `out[t, 3:]` then `out[t, -1]` must
+        run in order), and no stored tensor is read back: each program then writes a
+        disjoint tile."""
         self.analyze(root_id)
         stores = self.stores[root_id]
-        scatters = any(n.target in STORE_OPS and _has_tensor_index(n.args[1]) for n in self.nodes(root_id))
-        return not self.nested_stores[root_id] and not (stores & self.loads[root_id]) and not scatters
+        store_nodes = [n for n in self.nodes(root_id) if n.target in STORE_OPS]
+        scatters = any(_has_tensor_index(n.args[1]) for n in store_nodes)
+        apart = all(_disjoint(a, b) for i, a in enumerate(store_nodes) for b in store_nodes[i + 1:]
+                    if host_tensor_name(a.args[0]) == host_tensor_name(b.args[0]))
+        return not self.nested_stores[root_id] and not (stores & self.loads[root_id]) and not scatters and apart

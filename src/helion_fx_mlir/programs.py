@@ -3,13 +3,15 @@
 A program is a grammar instance of the language as users write it: a grid of 1-3-D tiles
 (over sizes, or from an int `begin` to an int `end`), loads of tiles, rows and gathered
 rows, elementwise ATen ops over them with shared intermediates, `torch.where` masks, `if` on
-a scalar argument, `hl.static_range`, a helper function, reductions (sum, amax, argmax,
-mean, var, `hl.reduce`; over rows and over 3-D slabs), scans (`cumsum`, `hl.cumsum`,
+a scalar argument, `hl.static_range`, a helper function, reductions (sum, amax, amin,
+argmax, argmin, mean, var, `hl.reduce`; over rows and over 3-D slabs), scans (`cumsum`, `hl.cumsum`,
 `hl.cumprod`, `hl.associative_scan`), inner tile loops carrying several
 `hl.zeros` accumulators (bounded by sizes, ints or the outer tile's `begin`/`end`, with
 registered block sizes), `hl.grid` rows, loads and stores of slices and ints, jagged
 segments (data-dependent `hl.tile(start, end)`, gathers at `tile.index + start`,
-`hl.jagged_tile`), closures passed as arguments, `hl.dot`, atomics (add, max, min) and
+`hl.jagged_tile`), grouped (MoE) matmuls over segments, flash attention's online softmax
+(causal or not), two loops where the second reads the first's reduction, outer products of
+1-D tiles and transposed stores, closures passed as arguments, `hl.dot`, atomics (add, max, min) and
 several outputs, in
 f32, bf16, f16 or int32, on shapes that do not divide the block sizes. Bounds that depend
 on the block size (`hl.tile(tile_m.begin, n)`) are left out: reference mode runs every
@@ -44,10 +46,12 @@ PREFIX = "program:"
 FLOAT_DTYPES = ("float32", "bfloat16", "float16")
 SIZES = (1, 3, 5, 7, 13, 17, 19, 31, 33, 37, 65, 67, 100, 129)
 UNARY = ("torch.sigmoid({})", "torch.tanh({})", "torch.relu({})", "torch.abs({})", "(-{})", "({} * 0.5)",
-         "torch.sin({})", "helper({})")
+         "torch.sin({})", "helper({})", "torch.exp(-torch.abs({}))", "torch.sqrt(torch.abs({}))",
+         "torch.log1p(torch.abs({}))", "torch.clamp({}, -1.0, 1.0)", "torch.rsqrt({0} * {0} + 1.0)", "torch.erf({})",
+         "torch.floor({} * 4.0)")
 BINARY = ("({} + {})", "({} - {})", "({} * {})", "torch.maximum({}, {})", "torch.minimum({}, {})",
-          "torch.where({} > 0, {}, {})")
-REDUCTIONS = ("sum", "amax", "mean", "var", "argmax")
+          "torch.where({} > 0, {}, {})", "({} / (torch.abs({}) + 1.0))")
+REDUCTIONS = ("sum", "amax", "amin", "mean", "var", "argmax", "argmin")
 SCANS = {"cumsum": "torch.cumsum({}, dim=1)", "hl_cumsum": "hl.cumsum({}, dim=1)",
          "cumprod": "hl.cumprod(torch.sigmoid({}) + 0.5, dim=1)", "scan_max": "hl.associative_scan(combine_max, {}, dim=1)"}
 
@@ -117,8 +121,9 @@ def _expr(rng: random.Random, leaves: Sequence[str], depth: int, ints: bool = Fa
         leaf = rng.choice(leaves)
         return leaf if ints or rng.random() < 0.8 else f"({leaf} * {rng.choice((0.5, 2.0, -1.5))})"
     if ints:
-        op = rng.choice(("({} + {})", "({} - {})", "({} * {})", "torch.maximum({}, {})"))
-        return op.format(_expr(rng, leaves, depth - 1, ints), _expr(rng, leaves, depth - 1, ints))
+        op = rng.choice(("({} + {})", "({} - {})", "({} * {})", "torch.maximum({}, {})", "({} // 3 + {})",
+                         "({} % 5 - {})", "(({} & 7) + {})", "torch.where({} > 0, {}, {})"))
+        return op.format(*(_expr(rng, leaves, depth - 1, ints) for _ in range(op.count("{}"))))
     if rng.random() < 0.4:
         return rng.choice(UNARY).format(_expr(rng, leaves, depth - 1))
     op = rng.choice(BINARY)
@@ -214,8 +219,8 @@ def _rows(rng: random.Random) -> Program:
             body.append(Stmt(f"out{i}[tile_m, :] = (e{i} / torch.sum(e{i}, dim=1, keepdim=True)){cast}", None,
                              frozenset({f"e{i}", f"out{i}"})))
             outputs[f"out{i}"] = (["m", "n"], "x0.dtype")
-        elif red == "argmax":
-            body.append(Stmt(f"out{i}[tile_m] = torch.argmax({value}, dim=1)", None, frozenset({value, f"out{i}"})))
+        elif red in ("argmax", "argmin"):
+            body.append(Stmt(f"out{i}[tile_m] = torch.{red}({value}, dim=1)", None, frozenset({value, f"out{i}"})))
             outputs[f"out{i}"] = (["m"], "torch.int64")
         else:
             call = f"torch.var({value}, dim=1, correction=0)" if red == "var" else f"torch.{red}({value}, dim=1)"
@@ -485,6 +490,100 @@ def _slabs(rng: random.Random) -> Program:
     return Program("slabs", 0, dtype, inputs, sizes, outputs, body, headers=(header,))
 
 
+def _segment_matmul(rng: random.Random) -> Program:
+    """Rows of each segment (data-dependent `hl.tile(start, end)`, or gathered at
+    `tile.index + start`) times that segment's own weight: a grouped (MoE) matmul."""
+    dtype = rng.choice(("float32", "bfloat16"))
+    sizes = {"t": rng.choice(SIZES[3:]), "k": rng.choice(SIZES[2:]), "n": rng.choice(SIZES[2:]), "b": rng.choice((1, 2, 3, 5))}
+    if rng.random() < 0.5:
+        loop, rows, target = "for tile_t in hl.tile(start, end):", "tile_t", "out0[tile_t, tile_n]"
+    else:
+        loop, rows, target = "for tile_t in hl.tile(end - start):", "tile_t.index + start", "out0[tile_t.index + start, tile_n]"
+    epilogue = rng.choice(("acc", "torch.relu(acc)", "acc * 0.5"))
+    body = [Stmt("start = offsets[seg]", "start", frozenset({"offsets"})),
+            Stmt("end = offsets[seg + 1]", "end", frozenset({"offsets"})),
+            Stmt(loop, None, frozenset({"start", "end"})),
+            Stmt("for tile_n in hl.tile(n):", None, frozenset(), 1),
+            Stmt("acc = hl.zeros([tile_t, tile_n], dtype=torch.float32)", "acc", frozenset(), 2),
+            Stmt("for tile_k in hl.tile(k):", None, frozenset(), 2),
+            Stmt(f"acc = hl.dot(x0[{rows}, tile_k], x1[seg, tile_k, tile_n], acc=acc)", "acc",
+                 frozenset({"acc", "x0", "x1", "start"}), 3),
+            Stmt(f"{target} = ({epilogue}){_narrow(dtype)}", None, frozenset({"acc", "out0", "start"}), 2)]
+    return Program("segment_matmul", 0, dtype, {"x0": ["t", "k"], "x1": ["b", "k", "n"]}, sizes,
+                   {"out0": (["t", "n"], "x0.dtype")}, body, headers=("for seg in hl.grid(b):",),
+                   tensor_args={"offsets": OFFSETS}, dim_exprs={"b": "offsets.size(0) - 1"})
+
+
+def _attention(rng: random.Random) -> Program:
+    """Online softmax over key tiles with running max, sum and accumulator (flash
+    attention's loop), optionally causal through a `torch.where` on tile indices."""
+    dtype = rng.choice(("float32", "bfloat16", "float16"))
+    sizes = {"m": rng.choice(SIZES[2:]), "n": rng.choice(SIZES[2:]), "d": rng.choice((4, 8, 16))}  # Helion pads a `:` of other sizes
+    scores = "hl.dot(q, k[tile_n, :].T, out_dtype=torch.float32) * 0.5"
+    body = [Stmt("m_i = hl.full([tile_m], float(\"-inf\"), dtype=torch.float32)", "m_i"),
+            Stmt("l_i = hl.zeros([tile_m], dtype=torch.float32)", "l_i"),
+            Stmt("acc = hl.zeros([tile_m, d], dtype=torch.float32)", "acc"),
+            Stmt("q = x0[tile_m, :]", "q", frozenset({"x0"})),
+            Stmt("for tile_n in hl.tile(n):", None),
+            Stmt(f"s = {scores}", "s", frozenset({"q", "k"}), 1)]
+    if rng.random() < 0.5:
+        body.append(Stmt("s = torch.where(tile_n.index[None, :] <= tile_m.index[:, None], s, float(\"-inf\"))", "s",
+                         frozenset({"s"}), 1))
+        sizes["n"] = sizes["m"]
+    body += [Stmt("m_new = torch.maximum(m_i, torch.amax(s, dim=1))", "m_new", frozenset({"m_i", "s"}), 1),
+             Stmt("p = torch.exp(s - m_new[:, None])", "p", frozenset({"s", "m_new"}), 1),
+             Stmt("alpha = torch.exp(m_i - m_new)", "alpha", frozenset({"m_i", "m_new"}), 1),
+             Stmt("l_i = l_i * alpha + torch.sum(p, dim=1)", "l_i", frozenset({"l_i", "alpha", "p"}), 1),
+             Stmt(f"acc = acc * alpha[:, None] + hl.dot(p.to(v.dtype), v[tile_n, :], out_dtype=torch.float32)", "acc",
+                  frozenset({"acc", "alpha", "p", "v"}), 1),
+             Stmt("m_i = m_new", "m_i", frozenset({"m_new"}), 1),
+             Stmt(f"out0[tile_m, :] = (acc / l_i[:, None]){_narrow(dtype)}", None, frozenset({"acc", "l_i", "out0"}))]
+    return Program("attention", 0, dtype, {"x0": ["m", "d"], "k": ["n", "d"], "v": ["n", "d"]}, sizes,
+                   {"out0": (["m", "d"], "x0.dtype")}, body, headers=("for tile_m in hl.tile(m):",))
+
+
+def _two_pass(rng: random.Random) -> Program:
+    """Two inner loops over the same columns: the first reduces (sum or max), the second
+    reads the result and stores every tile (normalization's shape)."""
+    dtype = _dtype(rng)
+    sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES[3:])}
+    widen = _widen(dtype)
+    first = _expr(rng, ["v"], 2)
+    if rng.random() < 0.5:
+        init, update, stat = ("hl.zeros([tile_m], dtype=torch.float32)", f"acc + torch.sum({first}, dim=1)", "acc / n")
+    else:
+        init = "hl.full([tile_m], float(\"-inf\"), dtype=torch.float32)"
+        update, stat = f"torch.maximum(acc, torch.amax({first}, dim=1))", "acc"
+    second = _expr(rng, ["v", "stat[:, None]"], 2)
+    body = [Stmt(f"acc = {init}", "acc"),
+            Stmt("for tile_n in hl.tile(n):", None),
+            Stmt(f"v = x0[tile_m, tile_n]{widen}", "v", frozenset({"x0"}), 1),
+            Stmt(f"acc = {update}", "acc", frozenset({"acc", "v"}), 1),
+            Stmt(f"stat = {stat}", "stat", frozenset({"acc"})),
+            Stmt("for tile_n in hl.tile(n):", None),
+            Stmt(f"v = x0[tile_m, tile_n]{widen}", "v", frozenset({"x0"}), 1),
+            Stmt(f"out0[tile_m, tile_n] = ({second}){_narrow(dtype)}", None, frozenset({"v", "stat", "out0"}), 1)]
+    return Program("two_pass", 0, dtype, {"x0": ["m", "n"]}, sizes, {"out0": (["m", "n"], "x0.dtype")}, body,
+                   headers=("for tile_m in hl.tile(m):",))
+
+
+def _outer(rng: random.Random) -> Program:
+    """1-D tiles broadcast against each other (`a[:, None] * b[None, :]`), a transposed
+    store (`t.T`), and keepdim reductions broadcast back."""
+    dtype = _dtype(rng)
+    sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES)}
+    widen = _widen(dtype)
+    value = _expr(rng, ["a[:, None]", "b[None, :]"], 2)
+    body = [Stmt(f"a = x0[tile_m]{widen}", "a", frozenset({"x0"})),
+            Stmt(f"b = x1[tile_n]{widen}", "b", frozenset({"x1"})),
+            Stmt(f"t = {value} + a[:, None] * b[None, :]", "t", frozenset({"a", "b"})),
+            Stmt(f"out0[tile_m, tile_n] = t{_narrow(dtype)}", None, frozenset({"t", "out0"})),
+            Stmt(f"out1[tile_n, tile_m] = (t.T * 2.0){_narrow(dtype)}", None, frozenset({"t", "out1"}))]
+    return Program("outer", 0, dtype, {"x0": ["m"], "x1": ["n"]}, sizes,
+                   {"out0": (["m", "n"], "x0.dtype"), "out1": (["n", "m"], "x0.dtype")}, body,
+                   headers=("for tile_m, tile_n in hl.tile([m, n]):",))
+
+
 CLOSURES = ("lambda v: torch.tanh(v) * 2.0", "lambda v: v * v + 1.0", "lambda v: torch.where(v > 0, v, v * 0.1)",
             "lambda v: torch.sigmoid(v - 0.5)")
 
@@ -506,10 +605,12 @@ def _closure(rng: random.Random) -> Program:
 KINDS: dict[str, Callable[[random.Random], Program]] = {
     "elementwise": _elementwise, "ranged": _ranged, "rows": _rows, "accumulators": _accumulators,
     "matmul": _matmul, "gather_atomic": _gather_atomic, "nested": _nested, "grid_rows": _grid_rows,
-    "slices": _slices, "jagged": _jagged, "slabs": _slabs, "closure": _closure,
+    "slices": _slices, "jagged": _jagged, "slabs": _slabs, "closure": _closure, "segment_matmul": _segment_matmul,
+    "attention": _attention, "two_pass": _two_pass, "outer": _outer,
 }
 KINDS_ORDER = ("elementwise", "elementwise", "ranged", "rows", "rows", "accumulators", "accumulators", "matmul",
-               "gather_atomic", "nested", "nested", "grid_rows", "slices", "jagged", "jagged", "slabs", "closure")
+               "gather_atomic", "nested", "nested", "grid_rows", "slices", "jagged", "jagged", "slabs", "closure",
+               "segment_matmul", "attention", "two_pass", "outer")
 
 
 # ---------------------------------------------------------------- rendering

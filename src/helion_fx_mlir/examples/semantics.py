@@ -6,8 +6,8 @@ tile, two stores into one tensor from a one-program grid, negative indices, stor
 broadcast over their subscript, index tensors that broadcast together, `hl.arange`s of
 sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
 scalar joined to a tile, rolled means over dynamic extents, an op with two results, two outputs computed alike,
-gathers over slices narrower than their block, means without a dim over padded rows, and
-shifts of tensors."""
+gathers over slices narrower than their block, means without a dim over padded rows, shifts of
+tensors, and two overlapping stores of one program."""
 
 from __future__ import annotations
 
@@ -323,6 +323,19 @@ def row_means_from(x: torch.Tensor, first: int) -> torch.Tensor:
 
 
 @helion.kernel(static_shapes=True)
+def overwrite_last_column(x: torch.Tensor) -> torch.Tensor:
+    """Two stores of one program into one tensor whose slices overlap (`out[t, 3:]`, then
+    `out[t, -1]`): the second wins, as in Python. Two `parallel_insert_slice`s have no
+    order, so such a grid runs its programs in sequence (the first won with block size 1)."""
+    m, n = x.size()
+    out = torch.zeros_like(x)
+    for tile in hl.tile(m):
+        out[tile, 3:] = x[tile, 3:] * 2.0
+        out[tile, -1] = x[tile, 0]
+    return out
+
+
+@helion.kernel(static_shapes=True)
 def signed_nibbles(packed: torch.Tensor) -> torch.Tensor:
     """The two signed 4-bit halves of each int8, by shifts of tensors (`x << s >> s`, an
     arithmetic right shift): [m, n] int8 -> [m, n, 2] f32."""
@@ -441,6 +454,13 @@ def _packed_ref(x, offsets):
     return torch.stack([x[a:b].sum(0) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())])
 
 
+def _overwrite_ref(x):
+    out = torch.zeros_like(x)
+    out[:, 3:] = x[:, 3:] * 2
+    out[:, -1] = x[:, 0]
+    return out
+
+
 def _nibbles_ref(packed):
     return torch.stack([(packed << 4) >> 4, packed >> 4], dim=-1).float()
 
@@ -502,6 +522,8 @@ EXAMPLES = [
     Example("segment_column_sums", segment_column_sums, _packed_args, _packed_ref, (torch.float32, torch.bfloat16),
             (helion.Config(block_sizes=[4]), helion.Config(block_sizes=[32]))),
     Example("row_means_from", row_means_from, tensors(randn(13, 7), 3), _means_from_ref, (torch.float32,)),
+    Example("overwrite_last_column", overwrite_last_column, tensors(randn(13, 7)), _overwrite_ref, (torch.float32,),
+            (helion.Config(block_sizes=[1]), helion.Config(block_sizes=[8]))),
     Example("signed_nibbles", signed_nibbles, lambda dtype: (torch.randint(-128, 128, (19, 37), dtype=torch.int8),),
             _nibbles_ref, (torch.int8,), (helion.Config(block_sizes=[4, 64]),)),
 ]
