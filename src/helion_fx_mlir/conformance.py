@@ -14,8 +14,10 @@ through the backend. Tests whose own assertions read the generated code are list
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -29,6 +31,7 @@ from .conformance_plugin import RESULTS_ENV
 HELD_OUT = ("test_examples.py", "test_examples_dist.py")
 MODES = {"mlir": {"HELION_BACKEND": "mlir"}, "ref": {"HELION_INTERPRET": "1"}}
 OUTCOMES = ("passed", "failed", "crashed", "skipped")
+MEMORY_SHARE = 0.8  # of physical memory, split between the workers
 
 
 @dataclass
@@ -71,8 +74,18 @@ def run_mode(mode: str, helion_src: Path, files: list[str], jobs: int, results: 
                "-q", "-n", str(jobs), "--max-worker-restart=1000", f"--rootdir={helion_src}", *ignores, *targets]
     print(f"[conformance] {mode}: {' '.join(command[2:])}", file=sys.stderr, flush=True)
     with open(results.with_suffix(".log"), "w") as log:  # pytest's own report, and crash dumps
-        subprocess.run(command, cwd=helion_src, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(command, cwd=helion_src, env=env, stdout=log, stderr=subprocess.STDOUT, check=False,
+                       preexec_fn=functools.partial(_limit_memory, jobs))
     return read_results(results)
+
+
+def _limit_memory(jobs: int) -> None:
+    """Each process's address space capped at its share of the machine's memory: a test
+    that allocates for a GPU (tensors past 2**31 elements) fails on torch's allocation
+    error instead of the kernel's OOM killer ending its worker as a crash."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    share = int(total * MEMORY_SHARE / max(jobs, 1))
+    resource.setrlimit(resource.RLIMIT_AS, (share, share))
 
 
 def read_results(path: Path) -> dict[str, TestResult]:

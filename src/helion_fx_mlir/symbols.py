@@ -37,15 +37,23 @@ EXPR_OPS: dict[type, str] = {
     sympy.Add: "arith.addi",
     sympy.Mul: "arith.muli",
     sympy_fns.FloorDiv: "arith.floordivsi",
-    sympy_fns.PythonMod: "arith.remsi",
-    sympy_fns.Mod: "arith.remsi",
-    sympy.Mod: "arith.remsi",
     sympy_fns.Min: "arith.minsi",
     sympy_fns.Max: "arith.maxsi",
     sympy.Min: "arith.minsi",
     sympy.Max: "arith.maxsi",
     sympy_fns.CeilDiv: "arith.ceildivsi",
 }
+
+
+# Remainders with the divisor's sign, as Python's `%` (-7 % 3 == 2; arith.remsi gives -1).
+MODS = (sympy_fns.PythonMod, sympy_fns.Mod, sympy.Mod)
+
+
+def python_mod(v: IRVisitor, a: str, b: str) -> str:
+    """a - floordiv(a, b) * b on index values."""
+    quotient = v.emit_scalar_op("arith.floordivsi", a, b, "index", "sym_quot")
+    return v.emit_scalar_op("arith.subi", a, v.emit_scalar_op("arith.muli", quotient, b, "index", "sym_prod"),
+                            "index", "sym_mod")
 
 
 def _block_size(v: IRVisitor, origin: BlockSizeOrigin) -> str:
@@ -92,6 +100,8 @@ def emit_expr(v: IRVisitor, expr: sympy.Expr) -> str:
         return v.builder.index(int(expr))
     if isinstance(expr, sympy.Symbol):
         return _symbol(v, expr)
+    if isinstance(expr, MODS):
+        return python_mod(v, *(emit_expr(v, arg) for arg in expr.args))
     op = next((name for cls, name in EXPR_OPS.items() if isinstance(expr, cls)), None)
     if op is None:
         raise HelionMLIRError(f"symbolic expression {expr} ({type(expr).__name__}) is not supported")

@@ -7,7 +7,7 @@ broadcast over their subscript, index tensors that broadcast together, `hl.arang
 sizes that are not powers of 2, tiles of block size 1 broadcast against wider ones, a
 scalar joined to a tile, rolled means over dynamic extents, an op with two results, two outputs computed alike,
 gathers over slices narrower than their block, means without a dim over padded rows, shifts of
-tensors, and two overlapping stores of one program."""
+tensors, two overlapping stores of one program, and Python's `%` on negative ints."""
 
 from __future__ import annotations
 
@@ -336,6 +336,16 @@ def overwrite_last_column(x: torch.Tensor) -> torch.Tensor:
 
 
 @helion.kernel(static_shapes=True)
+def signed_remainders(x: torch.Tensor, a: int, s: int) -> torch.Tensor:
+    """Python's `%`, `//`, shifts and bit ops on int arguments on the device: -7 % 3 is 2
+    (arith.remsi gave -1), -7 // 2 is -4."""
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile] = x[tile] * (a % 3) + (a // 2) + (s >> 1) + (s & 6) + (s ^ 5)
+    return out
+
+
+@helion.kernel(static_shapes=True)
 def signed_nibbles(packed: torch.Tensor) -> torch.Tensor:
     """The two signed 4-bit halves of each int8, by shifts of tensors (`x << s >> s`, an
     arithmetic right shift): [m, n] int8 -> [m, n, 2] f32."""
@@ -524,6 +534,8 @@ EXAMPLES = [
     Example("row_means_from", row_means_from, tensors(randn(13, 7), 3), _means_from_ref, (torch.float32,)),
     Example("overwrite_last_column", overwrite_last_column, tensors(randn(13, 7)), _overwrite_ref, (torch.float32,),
             (helion.Config(block_sizes=[1]), helion.Config(block_sizes=[8]))),
+    Example("signed_remainders", signed_remainders, tensors(randn(37), -7, 13),
+            lambda x, a, s: x * (a % 3) + (a // 2) + (s >> 1) + (s & 6) + (s ^ 5), (torch.float32,)),
     Example("signed_nibbles", signed_nibbles, lambda dtype: (torch.randint(-128, 128, (19, 37), dtype=torch.int8),),
             _nibbles_ref, (torch.int8,), (helion.Config(block_sizes=[4, 64]),)),
 ]

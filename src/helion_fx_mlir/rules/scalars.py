@@ -13,6 +13,7 @@ from helion.language import _tracing_ops
 from ..dispatch import lowers
 from ..errors import HelionMLIRError
 from ..ir_values import Value
+from ..symbols import python_mod
 
 if TYPE_CHECKING:
     from ..ir_visitor import IRVisitor
@@ -23,8 +24,12 @@ ARITH: dict[Any, tuple[str, str]] = {
     operator.sub: ("arith.subi", "arith.subf"),
     operator.mul: ("arith.muli", "arith.mulf"),
     operator.floordiv: ("arith.floordivsi", ""),
-    operator.mod: ("arith.remsi", "arith.remf"),
     operator.truediv: ("", "arith.divf"),
+    operator.lshift: ("arith.shli", ""),
+    operator.rshift: ("arith.shrsi", ""),
+    operator.and_: ("arith.andi", ""),
+    operator.or_: ("arith.ori", ""),
+    operator.xor: ("arith.xori", ""),
     operator.eq: ("arith.cmpi eq", "arith.cmpf oeq"),
     operator.ne: ("arith.cmpi ne", "arith.cmpf une"),
     operator.lt: ("arith.cmpi slt", "arith.cmpf olt"),
@@ -72,6 +77,16 @@ def arith_op(v: IRVisitor, node: fx.Node) -> Value:
     v.builder.emit(f"{ssa} = {op}{',' if is_cmp else ''} {lhs.ssa}, {rhs.ssa} : {ty}")
     result_ty = "i1" if is_cmp else ty
     return Value(ssa, result_ty)
+
+
+@lowers(operator.mod)
+def modulo(v: IRVisitor, node: fx.Node) -> Value:
+    """`a % b` on ints as Python means it: the result takes the sign of b (-7 % 3 == 2,
+    where arith.remsi gives -1)."""
+    lhs, rhs = (scalar(v, a) for a in node.args)
+    if lhs.type != "index" or rhs.type != "index":
+        raise HelionMLIRError("% of floats on the device is not supported")
+    return Value(python_mod(v, lhs.ssa, rhs.ssa), "index")
 
 
 @lowers(torch.sym_float)
