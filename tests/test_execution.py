@@ -176,3 +176,14 @@ def test_random_ops_draw_their_seeds_like_reference_mode() -> None:
     torch.testing.assert_close(ours, want)
     assert 0.3 < (ours != 0).float().mean() < 0.7
     assert not torch.equal(compiled(x), ours)  # the next call draws new seeds
+
+
+def test_static_slices_past_a_short_dim_are_empty() -> None:
+    """`out[t, 3:]` over a dim of 1 to 4 columns selects what Python's slice does (nothing
+    at first): it was a negative size, which MLIR refused to parse."""
+    from helion_fx_mlir.examples.semantics import _overwrite_ref, overwrite_last_column
+
+    for n in (1, 2, 3, 4):
+        x = torch.randn(5, n)
+        got = compile_kernel(overwrite_last_column.bind((x,)), bounds_checks=True)(x)
+        torch.testing.assert_close(got, _overwrite_ref(x))

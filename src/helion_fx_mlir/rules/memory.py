@@ -141,11 +141,12 @@ def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if isinstance(idx, slice):
         if idx.step not in (None, 1):
             return _strided(node, idx, extent)
+        if isinstance(extent, int) and all(isinstance(b, int | None) for b in (idx.start, idx.stop)):
+            start, stop, _ = idx.indices(extent)  # clamped to the dim, as Python's (x[3:] of 1 is empty)
+            return Slice(start, stop - start, True) if stop > start else Slice(0, 0, True)
         start = 0 if idx.start is None else idx.start
         stop = extent if idx.stop is None else idx.stop
         start, stop = (_from_end(v, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop))
-        if isinstance(start, int) and isinstance(stop, int):
-            return Slice(start, stop - start, True)
         begin = v.index_value(start)
         return Slice(begin, v.emit_index_op("arith.subi", v.index_value(stop), begin, "slice_size"), True)
     if isinstance(idx, int):
