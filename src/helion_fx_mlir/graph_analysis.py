@@ -54,9 +54,20 @@ def _disjoint(a: fx.Node, b: fx.Node) -> bool:
     entries = [[e for e in node.args[1] if e is not None] for node in (a, b)]
     for dim, extent in enumerate(shape):
         ranges = [_static_range(e[dim] if dim < len(e) else slice(None), extent) for e in entries]
-        if None not in ranges and not set(ranges[0]) & set(ranges[1]):
+        if None not in ranges and _apart(*ranges):
             return True
     return False
+
+
+def _apart(r0: range, r1: range) -> bool:
+    """Whether two ranges share no index (contiguous ones by their ends; strided ones by
+    walking the shorter)."""
+    if not r0 or not r1:
+        return True
+    if r0.step == r1.step == 1:
+        return r0.stop <= r1.start or r1.stop <= r0.start
+    short, other = sorted((r0, r1), key=len)
+    return not any(i in other for i in short)
 
 
 def _static_range(entry: object, extent: object) -> range | None:

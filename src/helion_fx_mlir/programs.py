@@ -311,8 +311,8 @@ def _nested(rng: random.Random) -> Program:
         return _sub_tiles(rng, dtype, sizes, inputs, prelude, outer)
     scalars: dict[str, Any] = {}
     if rng.random() < 0.5:
-        scalars = {"lo": rng.randrange(0, sizes["n"]), "hi": sizes["n"]}
-        scalars["hi"] = rng.randrange(scalars["lo"], sizes["n"] + 1)
+        lo = rng.randrange(0, sizes["n"])
+        scalars = {"lo": lo, "hi": rng.randrange(lo, sizes["n"] + 1)}
         bounds = "lo, hi"
     else:
         bounds = "n"

@@ -238,6 +238,7 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any],
     group = max(owned.values(), default=0)
     group_start: int | None = None
     for dim, entry in enumerate(entries):
+        real = None
         if _is_tensor_index(entry):
             t = v.convert(v.typed(entry), torch.int64, f"{node.name}_idx{dim}")
             if broadcast:  # right-aligned into the dims the first tensor index opened
@@ -254,7 +255,6 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any],
             if part.keep:
                 part = _rolled_chunk(v, entry, part, sym_sizes[pos])
             begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
-            real = None
             if part.keep:
                 t = arange(v, f"{node.name}_idx{dim}", begin, part.size, out_sizes[pos], result_val, part.stride)
                 if places[pos] not in bounded and _wider_than(v, entry, part, out_sizes[pos]):
@@ -262,8 +262,9 @@ def index_tensors(v: IRVisitor, node: fx.Node, index: Sequence[Any],
             else:
                 t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
             at, k, advance = pos, t.val.dim(), t.val.dim()
-        t, real = (_to_rank(v, f"{node.name}_idx{dim}", x, at, rank - at - k) if x is not None else None
-                   for x in (t, real if not _is_tensor_index(entry) else None))
+        t = _to_rank(v, f"{node.name}_idx{dim}", t, at, rank - at - k)
+        if real is not None:
+            real = _to_rank(v, f"{node.name}_idx{dim}_real", real, at, rank - at - k)
         tensors.append((t, real))
         pos += advance
     return tensors
@@ -470,8 +471,9 @@ def arange(v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: 
     ssa, i, pos = v.builder.fresh(name), v.builder.fresh(f"{name}_i"), v.builder.fresh(f"{name}_pos")
     cast = v.builder.fresh(f"{name}_elt")
     dyn = size if tensor_dims(ty)[0] == "?" else ""
-    step, scaled = (i, "") if stride == 1 else (v.builder.fresh(f"{name}_step"), "")
+    step, scaled = i, ""
     if stride != 1:
+        step = v.builder.fresh(f"{name}_step")
         scaled = f"  {step} = arith.muli {i}, {v.builder.index(stride)} : index\n"
     v.builder.emit(
         f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{scaled}  {pos} = arith.addi {begin}, {step} : index\n"
