@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test pytest lit bench fuzz fuzz-programs fuzz-mlir conformance docs clean
+.PHONY: setup demo test lint pytest lit bench fuzz fuzz-programs fuzz-mlir conformance docs clean
 
 setup: $(STAMP)
 
@@ -19,7 +19,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) tools/demo.py
 
-test: pytest lit
+test: lint pytest lit
+
+# Lint, format, the import direction of the layout (pyproject's importlinter contracts), types.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests tools lit_tests
+	$(VENV)/bin/ruff format --check src tests tools lit_tests
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 pytest: $(STAMP)
 	$(PY) -m pytest -q -n 2 --durations=15
@@ -33,27 +40,27 @@ bench: $(STAMP)
 # Differential fuzzing against Helion's reference mode; FUZZ_CASES (default 5000),
 # FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.
 fuzz: $(STAMP)
-	$(PY) -m helion_fx_mlir.fuzz
+	$(PY) -m helion_fx_mlir.tools.fuzz.differential
 
 # Generated programs (programs.py) on both pipelines against reference mode, failures
 # reduced to runnable files; FUZZ_PROGRAMS (default 3000), FUZZ_SEED, FUZZ_JOBS as above.
 fuzz-programs: $(STAMP)
-	$(PY) -m helion_fx_mlir.fuzz --programs
+	$(PY) -m helion_fx_mlir.tools.fuzz.differential --programs
 
 # Mutational fuzzing of helion-opt and `helion-mlir validate` with malformed MLIR;
 # FUZZ_MLIR_RUNS (default 5000), FUZZ_MLIR_SEED (0) and FUZZ_MLIR_JOBS (1) come from the
 # environment. `make test` runs a bounded one.
 fuzz-mlir: $(STAMP)
-	$(PY) -m helion_fx_mlir.fuzz_mlir
+	$(PY) -m helion_fx_mlir.tools.fuzz.mlir_inputs
 
 # Helion's own test/ directory through the mlir backend and in reference mode, side by side.
 # HELION_SRC names a Helion source checkout; CONFORMANCE_JOBS (2) workers per run.
 conformance: $(STAMP)
 	@test -n "$(HELION_SRC)" || (echo "make conformance needs HELION_SRC=<a Helion checkout with test/>" >&2; exit 2)
-	$(PY) -m helion_fx_mlir.conformance --helion-src "$(HELION_SRC)"
+	$(PY) -m helion_fx_mlir.tools.conformance --helion-src "$(HELION_SRC)"
 
 docs: $(STAMP)
-	$(PY) -m helion_fx_mlir.coverage
+	$(PY) -m helion_fx_mlir.tools.op_coverage_doc
 
 clean:
 	rm -rf $(VENV) lit_tests/Output

@@ -12,6 +12,8 @@ config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 
 root = pathlib.Path(__file__).resolve().parent.parent
-config.environment["PATH"] = os.pathsep.join([str(root / ".venv" / "bin"), os.environ.get("PATH", "")])
+config.environment["PATH"] = os.pathsep.join(
+    [str(root / ".venv" / "bin"), os.environ.get("PATH", "")]
+)
 config.substitutions.append(("%examples", str(root / "src" / "helion_fx_mlir" / "examples")))
 config.substitutions.append(("FileCheck", "filecheck"))

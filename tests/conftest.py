@@ -18,6 +18,7 @@ CASES = [
 def _single_thread() -> None:
     torch.set_num_threads(1)
 
+
 # A miniature Helion test/ directory that tests/test_conformance.py runs through the plugin
 # (one of its tests kills its process on purpose).
 collect_ignore = ["conformance_suite"]

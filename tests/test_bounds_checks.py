@@ -14,8 +14,13 @@ from pathlib import Path
 
 def run_child(code: str) -> subprocess.CompletedProcess[str]:
     """Run in tests/, so the kernels defined in files here import."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=900,
-                          cwd=Path(__file__).parent)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=Path(__file__).parent,
+    )
 
 
 def test_device_indices_past_a_host_buffer_touch_nothing() -> None:

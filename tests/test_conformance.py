@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from helion_fx_mlir import conformance
+from helion_fx_mlir.tools import conformance
 
 SUITE = pathlib.Path(__file__).parent / "conformance_suite"
 
@@ -18,10 +18,16 @@ def test_both_modes_are_classified_and_compared(tmp_path: pathlib.Path, capsys) 
     ours = conformance.read_results(tmp_path / "mlir.jsonl")
     ref = conformance.read_results(tmp_path / "ref.jsonl")
     outcome = {nid.rsplit("::", 1)[1]: t.outcome for nid, t in ours.items()}
-    assert outcome == {"test_right": "passed", "test_wrong": "failed", "test_code_only": "failed",
-                       "test_code_count": "failed", "test_crash": "crashed", "test_once_rejected": "passed"}
-    assert ours[f"test/test_mini.py::TestMini::test_code_only"].code_failure
-    assert ours[f"test/test_mini.py::TestMini::test_code_count"].code_failure
+    assert outcome == {
+        "test_right": "passed",
+        "test_wrong": "failed",
+        "test_code_only": "failed",
+        "test_code_count": "failed",
+        "test_crash": "crashed",
+        "test_once_rejected": "passed",
+    }
+    assert ours["test/test_mini.py::TestMini::test_code_only"].code_failure
+    assert ours["test/test_mini.py::TestMini::test_code_count"].code_failure
     assert ref["test/test_mini.py::TestMini::test_right"].outcome == "passed"
     wanted, missing = conformance.goal(ours, ref)
     assert sorted(w.rsplit("::", 1)[1] for w in wanted) == ["test_once_rejected", "test_right"]

@@ -12,12 +12,13 @@ import pytest
 import torch
 from helion.language import _tracing_ops
 
-from helion_fx_mlir import LoweringError, MLIRTextError, compile_kernel, generate_mlir, ir_visitor
+from helion_fx_mlir import LoweringError, MLIRTextError, compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.frontend import visitor
 
 
 def test_node_without_rule_names_node_target_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(ir_visitor.LOWERINGS, _tracing_ops._phi)
+    monkeypatch.delitem(visitor.LOWERINGS, _tracing_ops._phi)
     with pytest.raises(LoweringError) as err:
         generate_mlir(EXAMPLES["matmul"].bind())
     message = str(err.value)
@@ -31,13 +32,13 @@ def test_failures_inside_a_rule_are_wrapped(monkeypatch: pytest.MonkeyPatch) -> 
     def broken(self: object, node: object) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setitem(ir_visitor.LOWERINGS, _tracing_ops._new_var, broken)
+    monkeypatch.setitem(visitor.LOWERINGS, _tracing_ops._new_var, broken)
     with pytest.raises(LoweringError, match=r"'_new_var'.*KeyError"):
         generate_mlir(EXAMPLES["matmul"].bind())
 
 
 def test_source_line_points_at_the_kernel_statement(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(ir_visitor.LOWERINGS, _tracing_ops._phi)
+    monkeypatch.delitem(visitor.LOWERINGS, _tracing_ops._phi)
     with pytest.raises(LoweringError) as err:
         generate_mlir(EXAMPLES["matmul"].bind())
     path, line = err.value.source.rsplit(":", 1)
@@ -61,8 +62,10 @@ def test_stripped_inputs_are_recorded_whichever_package_is_imported_first(first:
 
 
 def test_tools_for_mlir_text_do_not_import_torch_or_helion() -> None:
-    script = "import sys, helion_fx_mlir.opt, helion_fx_mlir.cli; print('torch' in sys.modules, 'helion' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    script = "import sys, helion_fx_mlir.tools.opt, helion_fx_mlir.tools.cli; print('torch' in sys.modules, 'helion' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert result.stdout.split() == ["False", "False"]
 
 
@@ -79,6 +82,8 @@ def test_ops_torch_mlir_lowers_to_tm_tensor_fail_at_the_kernel_line() -> None:
     x = torch.randn(37, 20)
     with pytest.raises(MLIRTextError) as err:
         compile_kernel(sort_rows.bind((x,)))
-    line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "torch.sort(" in text)
+    line = next(
+        i for i, text in enumerate(open(__file__).read().splitlines(), 1) if "torch.sort(" in text
+    )
     assert f"test_errors.py:{line}:" in str(err.value)
     assert "tm_tensor.sort" in str(err.value)

@@ -96,7 +96,9 @@ def test_fp8_e4m3fn_stores_round_every_pattern_like_pytorch() -> None:
 
     torch.manual_seed(0)
     high = torch.arange(1 << 16, dtype=torch.int32) << 16
-    bits = torch.cat([high, torch.randint(-(1 << 31), (1 << 31) - 1, (1 << 16,), dtype=torch.int32)])
+    bits = torch.cat(
+        [high, torch.randint(-(1 << 31), (1 << 31) - 1, (1 << 16,), dtype=torch.int32)]
+    )
     x = bits.view(torch.float32).reshape(512, 256)
     got = compile_kernel(quantize_fp8.bind((x, 1.0)))(x, 1.0)
     assert torch.equal(got.view(torch.uint8), x.to(torch.float8_e4m3fn).view(torch.uint8))
@@ -105,7 +107,9 @@ def test_fp8_e4m3fn_stores_round_every_pattern_like_pytorch() -> None:
 def test_signbit_reads_the_bit_of_zeros_infinities_and_nans() -> None:
     from helion_fx_mlir.examples.coverage_ops import sign_ops
 
-    y = torch.tensor([-0.0, 0.0, float("inf"), float("-inf"), float("nan"), -float("nan"), -1e-40, 1e-40])
+    y = torch.tensor(
+        [-0.0, 0.0, float("inf"), float("-inf"), float("nan"), -float("nan"), -1e-40, 1e-40]
+    )
     x = torch.full_like(y, 2.0)
     got = compile_kernel(sign_ops.bind((x, y)))(x, y)
     want = torch.copysign(x, y) + torch.signbit(y).to(x.dtype) + torch.copysign(x, -1.0)
@@ -117,7 +121,9 @@ def test_topk_ties_and_extremes_follow_a_stable_sort() -> None:
     sort does, also when the data holds the fill value (-inf, the int type's max)."""
     from helion_fx_mlir.examples.coverage_ops import column_bottomk, router_topk
 
-    logits = torch.tensor([[1.0, 3.0, 3.0, float("-inf"), 3.0, float("-inf")]] * 3 + [[float("-inf")] * 5 + [0.0]])
+    logits = torch.tensor(
+        [[1.0, 3.0, 3.0, float("-inf"), 3.0, float("-inf")]] * 3 + [[float("-inf")] * 5 + [0.0]]
+    )
     weights, experts = compile_kernel(router_topk.bind((logits, 4)))(logits, 4)
     order = torch.sort(logits, dim=-1, descending=True, stable=True)
     torch.testing.assert_close(experts, order.indices[:, :4])
@@ -165,7 +171,7 @@ def noisy_gate(x: torch.Tensor) -> torch.Tensor:
 def test_random_ops_draw_their_seeds_like_reference_mode() -> None:
     """The host draws the seed buffer from torch's generator at each launch, as Helion's
     host code and reference mode do: the same manual seed gives reference mode's draws."""
-    from helion_fx_mlir.fuzz import reference_kernel
+    from helion_fx_mlir.tools.fuzz.differential import reference_kernel
 
     x = torch.randn(37, 53)
     compiled = compile_kernel(noisy_gate.bind((x,)))

@@ -10,24 +10,26 @@ import sys
 import pytest
 import torch
 
-from helion_fx_mlir import fuzz
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.tools.fuzz import differential
 
 # About a minute on one core: a child's imports (~6 s), then ~0.5 s per case; the seed's
 # plan visits 100 of the sample kernels (`make fuzz` runs every one many times).
 BOUNDED_CASES = 100
-OK_FLOOR = 0.85  # the rest are skips: Helion cannot bind those shapes, or reference mode fails (6 today)
+OK_FLOOR = (
+    0.85  # the rest are skips: Helion cannot bind those shapes, or reference mode fails (6 today)
+)
 
 
 def test_bounded_run_has_no_crash_mismatch_error_or_timeout() -> None:
     """The acceptance gate of `make test`: a fixed-seed run (`make fuzz` runs a long one).
     A run that mostly skips proves nothing, hence the floor of cases that ran ok."""
-    outcomes = fuzz.fuzz(BOUNDED_CASES, fuzz.Options(seed=0))
+    outcomes = differential.fuzz(BOUNDED_CASES, differential.Options(seed=0))
     assert [o.case.index for o in outcomes] == list(range(BOUNDED_CASES))
-    if fuzz.failing(outcomes) or any(o.status == "timeout" for o in outcomes):
-        pytest.fail(fuzz.report(outcomes, bounds_checks=False), pytrace=False)
+    if differential.failing(outcomes) or any(o.status == "timeout" for o in outcomes):
+        pytest.fail(differential.report(outcomes, bounds_checks=False), pytrace=False)
     ok = sum(o.status == "ok" for o in outcomes)
-    assert ok >= OK_FLOOR * BOUNDED_CASES, fuzz.summary(outcomes)
+    assert ok >= OK_FLOOR * BOUNDED_CASES, differential.summary(outcomes)
 
 
 # Cases a `make fuzz` run found (seed 0): bf16 masked stores and huge pad vectors aborted
@@ -47,24 +49,28 @@ FOUND = [
 RUN_FOUND = """
 import sys
 from helion_fx_mlir import fuzz
-fuzz.register_out_dtype_matmuls()
+differential.register_out_dtype_matmuls()
 for text in sys.argv[1:]:
-    outcome = fuzz.run_case(fuzz.FuzzCase.from_dict(fuzz.json.loads(text)))
+    outcome = differential.run_case(differential.FuzzCase.from_dict(differential.json.loads(text)))
     print(outcome.status, outcome.case.example, outcome.detail, flush=True)
 """
 
 
 def test_cases_the_fuzzer_found_pass_in_a_child_quickly() -> None:
     """In a child, so that an LLVM abort fails this test rather than the worker."""
-    done = subprocess.run([sys.executable, "-c", RUN_FOUND, *FOUND], capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_FOUND, *FOUND], capture_output=True, text=True, timeout=240
+    )
     statuses = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
-    assert done.returncode == 0 and statuses == ["ok"] * len(FOUND), done.stdout + done.stderr[-2000:]
+    assert done.returncode == 0 and statuses == ["ok"] * len(FOUND), (
+        done.stdout + done.stderr[-2000:]
+    )
 
 
 def test_plans_are_deterministic_and_cover_every_example_each_round() -> None:
     names = tuple(EXAMPLES)
-    plans = [fuzz.plan_case(i, 7, names) for i in range(len(names))]
-    assert plans == [fuzz.plan_case(i, 7, names) for i in range(len(names))]
+    plans = [differential.plan_case(i, 7, names) for i in range(len(names))]
+    assert plans == [differential.plan_case(i, 7, names) for i in range(len(names))]
     assert sorted(p.example for p in plans) == sorted(names)
 
 
@@ -72,17 +78,17 @@ def test_shape_maps_keep_small_dims_and_bound_the_inputs() -> None:
     rng = random.Random(0)
     args = (torch.zeros(37, 50, 2), torch.zeros(50), 0.5)
     for _ in range(200):
-        shape_map = fuzz.plan_shape_map(rng, args)
+        shape_map = differential.plan_shape_map(rng, args)
         assert set(shape_map) <= {37, 50}
-        assert shape_map.get(37, 37) * shape_map.get(50, 50) * 2 <= fuzz.MAX_NUMEL
+        assert shape_map.get(37, 37) * shape_map.get(50, 50) * 2 <= differential.MAX_NUMEL
 
 
 def test_resized_inputs_keep_related_dims_equal_and_permutation_rows_distinct() -> None:
-    case = fuzz.FuzzCase(0, "transpose_add", "f32", {37: 61, 50: 129}, seed=3)
-    x, y = fuzz.make_inputs(case)
+    case = differential.FuzzCase(0, "transpose_add", "f32", {37: 61, 50: 129}, seed=3)
+    x, y = differential.make_inputs(case)
     assert x.shape == (61, 129) and y.shape == (129, 61)
-    case = fuzz.FuzzCase(0, "row_argmax", "bf16", {37: 5, 100: 200}, seed=3)
-    (rows,) = fuzz.make_inputs(case)
+    case = differential.FuzzCase(0, "row_argmax", "bf16", {37: 5, 100: 200}, seed=3)
+    (rows,) = differential.make_inputs(case)
     assert rows.shape == (5, 200) and all(r.unique().numel() == 200 for r in rows)
 
 
@@ -90,25 +96,30 @@ def test_drawn_configs_are_valid_powers_of_two() -> None:
     example = EXAMPLES["softmax"]
     spec = example.bind().config_spec
     for seed in range(10):
-        config = fuzz.draw_config(spec, random.Random(seed))
+        config = differential.draw_config(spec, random.Random(seed))
         assert len(config["block_sizes"]) == 1 and len(config["reduction_loops"]) == 1
         sizes = config["block_sizes"] + [c for c in config["reduction_loops"] if c is not None]
         assert all(s & (s - 1) == 0 for s in sizes)
 
 
 def test_a_case_reruns_from_its_repro_line() -> None:
-    case = fuzz.FuzzCase(0, "add", "bf16", {37: 17, 50: 1}, seed=5, config={"block_sizes": [16, 1]})
+    case = differential.FuzzCase(
+        0, "add", "bf16", {37: 17, 50: 1}, seed=5, config={"block_sizes": [16, 1]}
+    )
     repro = case.repro(bounds_checks=False)
-    assert fuzz.FuzzCase.from_dict(json.loads(repro.split("--repro ", 1)[1].strip("'"))) == case
-    assert fuzz.run_case(case).status == "ok"
+    assert (
+        differential.FuzzCase.from_dict(json.loads(repro.split("--repro ", 1)[1].strip("'")))
+        == case
+    )
+    assert differential.run_case(case).status == "ok"
 
 
 def test_compare_scales_tolerance_with_the_dtype_and_magnitude() -> None:
     want = torch.full((4,), 1000.0)
-    assert fuzz.compare([want + 0.05], [want]) is None
-    assert "output 0" in fuzz.compare([want + 1.0], [want])
-    assert fuzz.compare([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
-    assert "want f32" in fuzz.compare([want.double()], [want])
+    assert differential.compare([want + 0.05], [want]) is None
+    assert "output 0" in differential.compare([want + 1.0], [want])
+    assert differential.compare([torch.tensor([1, 2])], [torch.tensor([1, 3])]) is not None
+    assert "want f32" in differential.compare([want.double()], [want])
 
 
 FAKE_WORKER = """
@@ -127,8 +138,8 @@ print(json.dumps({"outcome": {"status": "ok", "detail": ""}}), flush=True)
 
 def test_a_crash_or_hang_ends_only_its_child(monkeypatch) -> None:
     """Each fake child runs the first case of its batch and exits; case 1 aborts, case 2 hangs."""
-    monkeypatch.setattr(fuzz, "WORKER_COMMAND", [sys.executable, "-c", FAKE_WORKER])
-    outcomes = fuzz.fuzz(4, fuzz.Options(batch=1, timeout=2))
+    monkeypatch.setattr(differential, "WORKER_COMMAND", [sys.executable, "-c", FAKE_WORKER])
+    outcomes = differential.fuzz(4, differential.Options(batch=1, timeout=2))
     assert [o.status for o in outcomes] == ["ok", "crash", "timeout", "ok"]
     assert outcomes[1].detail.startswith("signal 6 (SIGABRT)")
-    assert "CRASH add dtype=f32" in fuzz.report(outcomes, bounds_checks=False)
+    assert "CRASH add dtype=f32" in differential.report(outcomes, bounds_checks=False)

@@ -8,12 +8,12 @@ import sys
 import helion
 import pytest
 import torch
+from torch_mlir import ir
 
 from conftest import CASES
 from helion_fx_mlir import generate_mlir, lower_to_linalg, lower_to_llvm, validate_with_helion_opt
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.mlir_text import parse_module
-from torch_mlir import ir
+from helion_fx_mlir.mlir.parse import parse_module
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES)
@@ -36,14 +36,21 @@ def test_same_bytes_across_processes() -> None:
         "from helion_fx_mlir.examples import EXAMPLES; from helion_fx_mlir import generate_mlir;"
         "import sys; sys.stdout.write(generate_mlir(EXAMPLES['softmax_two_pass'].bind()))"
     )
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-            for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1] == generate_mlir(EXAMPLES["softmax_two_pass"].bind())
 
 
 def test_config_block_sizes_become_module_attributes() -> None:
     text = generate_mlir(EXAMPLES["matmul"].bind(), config=helion.Config(block_sizes=[64, 32, 16]))
-    assert "loom.block_size_0 = 64 : index, loom.block_size_1 = 32 : index, loom.block_size_2 = 16 : index" in text
+    assert (
+        "loom.block_size_0 = 64 : index, loom.block_size_1 = 32 : index, loom.block_size_2 = 16 : index"
+        in text
+    )
     assert text.count('"loom.get_symbol"') == 3
 
 
@@ -66,7 +73,9 @@ def _op_names(text: str) -> set[str]:
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_lower_to_linalg_leaves_no_torch_helion_or_loom_ops(name: str) -> None:
     linalg = lower_to_linalg(generate_mlir(EXAMPLES[name].bind()))
-    leftovers = {op for op in _op_names(linalg) if op.split(".")[0] in ("torch", "torch_c", "helion", "loom")}
+    leftovers = {
+        op for op in _op_names(linalg) if op.split(".")[0] in ("torch", "torch_c", "helion", "loom")
+    }
     assert not leftovers
     assert validate_with_helion_opt(linalg).ok
 
@@ -80,8 +89,11 @@ def test_lower_to_llvm_gives_llvm_dialect() -> None:
 
 def _op_lines(text: str) -> list[str]:
     skip = ("module", "^", "}", "func.func")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(skip)
-            and not line.strip().endswith("{")]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith(skip) and not line.strip().endswith("{")
+    ]
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))

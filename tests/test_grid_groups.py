@@ -11,19 +11,25 @@ import torch
 
 from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.mlir_text import parse_module
-from helion_fx_mlir.passes import apply_steps, llvm_steps
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.pipelines import apply_steps, llvm_steps
 
 # Tiles that divide the shape: a padded or masked tile needs a buffer of its own per program,
 # and grids whose programs allocate are not grouped.
 SHAPE = (64, 2048)
-CONFIGS = [helion.Config(block_sizes=[32, 32]), helion.Config(block_sizes=[16, 8]), helion.Config(block_sizes=[64, 16])]
+CONFIGS = [
+    helion.Config(block_sizes=[32, 32]),
+    helion.Config(block_sizes=[16, 8]),
+    helion.Config(block_sizes=[64, 16]),
+]
 
 
 def _grid_after_grouping(bound: object, config: helion.Config) -> str:
     steps = llvm_steps()
-    upto = next(i for i, step in enumerate(steps) if getattr(step, "__name__", "") == "group_grid_programs")
-    module = apply_steps(parse_module(generate_mlir(bound, config=config)), steps[:upto + 1])
+    upto = next(
+        i for i, step in enumerate(steps) if getattr(step, "__name__", "") == "group_grid_programs"
+    )
+    module = apply_steps(parse_module(generate_mlir(bound, config=config)), steps[: upto + 1])
     return re.search(r"scf\.forall \(%\w+\) in \((\d+)\)", str(module)).group(1)
 
 

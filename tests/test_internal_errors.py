@@ -11,10 +11,18 @@ import pytest
 from helion_fx_mlir import generate_mlir
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.fuzz import draw_config
+from helion_fx_mlir.tools.fuzz.differential import draw_config
 
 # Exceptions that only a bug of ours raises; a LoweringError wrapping one hides the bug.
-INTERNAL = (KeyError, AttributeError, IndexError, AssertionError, TypeError, StopIteration, NameError)
+INTERNAL = (
+    KeyError,
+    AttributeError,
+    IndexError,
+    AssertionError,
+    TypeError,
+    StopIteration,
+    NameError,
+)
 
 
 def configs(bound: object, name: str) -> list[helion.Config | None]:
@@ -32,4 +40,6 @@ def test_generation_raises_no_internal_error(name: str) -> None:
             generate_mlir(bound, config=config)
         except HelionMLIRError as err:
             cause = err.__cause__
-            assert not isinstance(cause, INTERNAL), f"{name} {config}: internal {type(cause).__name__} behind {err}"
+            assert not isinstance(cause, INTERNAL), (
+                f"{name} {config}: internal {type(cause).__name__} behind {err}"
+            )

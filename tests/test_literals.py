@@ -15,38 +15,65 @@ import torch
 from torch_mlir import ir
 
 from helion_fx_mlir import compile_kernel, generate_mlir, lower_to_linalg, validate_with_helion_opt
-from helion_fx_mlir.dialects import mlir_context
 from helion_fx_mlir.errors import mlir_location, mlir_string
-from helion_fx_mlir.mlir_builder import MLIRBuilder, format_scalar, literal, torch_dtype_to_mlir_element_type
-from helion_fx_mlir.mlir_text import parse_module
-from helion_fx_mlir.upstream_tools import INSTALL_HINT, find_tools, verify_with_mlir_opt
+from helion_fx_mlir.frontend.emitter import (
+    MLIRBuilder,
+    format_scalar,
+    literal,
+    torch_dtype_to_mlir_element_type,
+)
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, find_tools, verify_with_mlir_opt
 from kernels_literals import special_values, special_values_reference
 
-needs_tools = pytest.mark.skipif(find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}")
+needs_tools = pytest.mark.skipif(
+    find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}"
+)
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # Specials, values Python prints without a '.', denormals of each width, extremes, overflow.
-FLOAT_VALUES = (math.inf, -math.inf, math.nan, -0.0, 0.0, 1e-05, 0.1, 3.0, 5e-324, 1e-45, 1e-40,
-                6e-08, 9.2e-41, 1.7976931348623157e308, 3.0e38, 65504.0, 1e6)
+FLOAT_VALUES = (
+    math.inf,
+    -math.inf,
+    math.nan,
+    -0.0,
+    0.0,
+    1e-05,
+    0.1,
+    3.0,
+    5e-324,
+    1e-45,
+    1e-40,
+    6e-08,
+    9.2e-41,
+    1.7976931348623157e308,
+    3.0e38,
+    65504.0,
+    1e6,
+)
 SAME_WIDTH_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 NAMES = ("kernel.py", 'a"b.py', "a\\b.py", "ü/é.py", "tab\there.py", "日本.py")
 
 
-@pytest.mark.parametrize(("value", "mlir_type", "text"), [
-    (math.inf, "f32", "0x7F800000 : f32"),
-    (-math.inf, "f32", "0xFF800000 : f32"),
-    (math.nan, "f32", "0x7FC00000 : f32"),
-    (-math.inf, "bf16", "0xFF80 : bf16"),
-    (math.inf, "f16", "0x7C00 : f16"),
-    (-math.inf, "f64", "0xFFF0000000000000 : f64"),
-    ("-inf", "f64", "0xFFF0000000000000 : f64"),
-    (-0.0, "f32", "-0.000000e+00 : f32"),
-    (1e-05, "f64", "1.000000e-05 : f64"),
-    (True, "i1", "true"),
-    ("false", "i1", "false"),
-    (200, "i8", "-56 : i8"),
-    (-4, "index", "-4 : index"),
-])
+@pytest.mark.parametrize(
+    ("value", "mlir_type", "text"),
+    [
+        (math.inf, "f32", "0x7F800000 : f32"),
+        (-math.inf, "f32", "0xFF800000 : f32"),
+        (math.nan, "f32", "0x7FC00000 : f32"),
+        (-math.inf, "bf16", "0xFF80 : bf16"),
+        (math.inf, "f16", "0x7C00 : f16"),
+        (-math.inf, "f64", "0xFFF0000000000000 : f64"),
+        ("-inf", "f64", "0xFFF0000000000000 : f64"),
+        (-0.0, "f32", "-0.000000e+00 : f32"),
+        (1e-05, "f64", "1.000000e-05 : f64"),
+        (True, "i1", "true"),
+        ("false", "i1", "false"),
+        (200, "i8", "-56 : i8"),
+        (-4, "index", "-4 : index"),
+    ],
+)
 def test_literal_is_what_mlir_prints(value: object, mlir_type: str, text: str) -> None:
     assert literal(value, mlir_type) == text
 
@@ -109,7 +136,9 @@ def test_location_escapes_the_file_name_as_mlir_does(name: str) -> None:
 def _module_with_locations() -> str:
     """A func whose ops carry loc(...) of every awkward file name."""
     locations = [mlir_location(SimpleNamespace(filename=name, lineno=1, colno=0)) for name in NAMES]
-    body = "".join(f"    %c{i} = arith.constant {i} : i32 {loc}\n" for i, loc in enumerate(locations))
+    body = "".join(
+        f"    %c{i} = arith.constant {i} : i32 {loc}\n" for i, loc in enumerate(locations)
+    )
     return f"module {{\n  func.func @f() {{\n{body}    return\n  }}\n}}\n"
 
 
@@ -138,13 +167,19 @@ def test_special_values_kernel_emits_mlir_literals_and_runs(dtype: torch.dtype) 
     for value in (math.inf, -math.inf, -0.0):
         assert f"arith.constant {literal(value, elt)}\n" in text
     assert "arith.constant true\n" in text
-    torch.testing.assert_close(compile_kernel(bound)(x), special_values_reference(x), equal_nan=True)
+    torch.testing.assert_close(
+        compile_kernel(bound)(x), special_values_reference(x), equal_nan=True
+    )
 
 
 def _constants_only(text: str) -> str:
     """The emitted arith.constant lines in a func of their own: upstream mlir-opt knows no
     torch/helion/loom ops, so it reads our literals only this way before lowering."""
-    lines = "".join(f"    {line.strip()}\n" for line in text.splitlines() if re.search(r"= arith\.constant ", line))
+    lines = "".join(
+        f"    {line.strip()}\n"
+        for line in text.splitlines()
+        if re.search(r"= arith\.constant ", line)
+    )
     return f"func.func @constants() {{\n{lines}    return\n}}\n"
 
 
@@ -152,7 +187,10 @@ def _constants_only(text: str) -> str:
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_special_values_kernel_reads_in_upstream_mlir_opt(dtype: torch.dtype) -> None:
     text = generate_mlir(_bind(dtype)[0])
-    for stage, module in (("emitted constants", _constants_only(text)), ("linalg", lower_to_linalg(text))):
+    for stage, module in (
+        ("emitted constants", _constants_only(text)),
+        ("linalg", lower_to_linalg(text)),
+    ):
         result = verify_with_mlir_opt(module, f"special_values.{stage}.mlir")
         assert result.ok, f"{stage}:\n" + "\n".join(result.diagnostics)
 

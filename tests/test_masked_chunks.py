@@ -14,8 +14,8 @@ import torch
 from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
-from helion_fx_mlir.dialects import mlir_context
-from helion_fx_mlir.masked_chunks import split_masked_memory_ops
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.passes.masked_chunks import split_masked_memory_ops
 
 LANES = 128
 IOTA = ", ".join(map(str, range(LANES)))
@@ -65,7 +65,9 @@ def test_chunks_read_and_write_only_the_lanes_on(n: int) -> None:
     seen = torch.zeros(LANES)
     pointers = [ctypes.c_void_p(t.data_ptr()) for t in (src, dst, seen)]
     count = ctypes.c_int64(n)
-    packed = (ctypes.c_void_p * 4)(*(ctypes.addressof(p) for p in pointers), ctypes.addressof(count))
+    packed = (ctypes.c_void_p * 4)(
+        *(ctypes.addressof(p) for p in pointers), ctypes.addressof(count)
+    )
     ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(engine.raw_lookup("copy"))(packed)
     on = torch.arange(LANES) < n
     torch.testing.assert_close(dst, torch.where(on, src, -1.0), rtol=0, atol=0)

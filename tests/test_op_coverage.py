@@ -1,21 +1,21 @@
-"""docs/op-coverage.md is generated (src/helion_fx_mlir/coverage.py) and must stay current."""
+"""docs/op-coverage.md is generated (src/helion_fx_mlir/tools/op_coverage_doc.py) and must stay current."""
 
 from __future__ import annotations
 
-from helion_fx_mlir import coverage
+from helion_fx_mlir.tools import op_coverage_doc
 
 
 def test_op_coverage_doc_is_current() -> None:
-    committed = coverage.DOC.read_text() if coverage.DOC.is_file() else ""
-    assert committed == coverage.render(), (
+    committed = op_coverage_doc.DOC.read_text() if op_coverage_doc.DOC.is_file() else ""
+    assert committed == op_coverage_doc.render(), (
         "docs/op-coverage.md is out of date with the lowering rules or the sample kernels: run `make docs`"
     )
 
 
 def test_every_rule_has_a_row() -> None:
-    text = coverage.render()
-    for target in coverage.LOWERINGS:
-        assert f"| `{coverage.display_name(target)}` |" in text
+    text = op_coverage_doc.render()
+    for target in op_coverage_doc.LOWERINGS:
+        assert f"| `{op_coverage_doc.display_name(target)}` |" in text
 
 
 def test_every_sample_kernel_has_a_lit_golden() -> None:
@@ -26,6 +26,8 @@ def test_every_sample_kernel_has_a_lit_golden() -> None:
     from helion_fx_mlir.examples import EXAMPLES
 
     lit = pathlib.Path(__file__).resolve().parent.parent / "lit_tests"
-    text = "\n".join(p.read_text(errors="replace") for p in lit.rglob("*") if p.suffix in (".test", ".mlir"))
+    text = "\n".join(
+        p.read_text(errors="replace") for p in lit.rglob("*") if p.suffix in (".test", ".mlir")
+    )
     emitted = set(re.findall(r"%examples/\w+\.py:(\w+)", text))
     assert sorted(set(EXAMPLES) - emitted) == []

@@ -11,11 +11,11 @@ import pytest
 from torch_mlir import ir
 
 from helion_fx_mlir import generate_mlir, lower_to_linalg, lower_to_llvm
-from helion_fx_mlir.dialects import mlir_context
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.mlir_text import parse_module
-from helion_fx_mlir.opt import Diagnostic, expectations, main, verify_expectations
-from helion_fx_mlir.passes import resolve_helion_ops
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.pipelines import resolve_helion_ops
+from helion_fx_mlir.tools.opt import Diagnostic, expectations, main, verify_expectations
 
 HELION_OPT = pathlib.Path(sys.executable).parent / "helion-opt"
 
@@ -149,12 +149,29 @@ def op_names(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("flag", "library", "present", "absent"),
     [
-        ("--helion-resolve-symbols", _resolved, "arith.constant 16 : index", ["loom.get_symbol", "helion.phi"]),
-        ("--helion-lower-to-linalg", lower_to_linalg, "linalg.matmul", ["torch", "loom.get_symbol", "helion.phi"]),
-        ("--helion-lower-to-llvm", lower_to_llvm, "llvm.func @_mlir_ciface_matmul", ["torch", "tensor.", "scf."]),
+        (
+            "--helion-resolve-symbols",
+            _resolved,
+            "arith.constant 16 : index",
+            ["loom.get_symbol", "helion.phi"],
+        ),
+        (
+            "--helion-lower-to-linalg",
+            lower_to_linalg,
+            "linalg.matmul",
+            ["torch", "loom.get_symbol", "helion.phi"],
+        ),
+        (
+            "--helion-lower-to-llvm",
+            lower_to_llvm,
+            "llvm.func @_mlir_ciface_matmul",
+            ["torch", "tensor.", "scf."],
+        ),
     ],
 )
-def test_named_pipelines_match_the_library(capfd, matmul_mlir, flag, library, present, absent) -> None:
+def test_named_pipelines_match_the_library(
+    capfd, matmul_mlir, flag, library, present, absent
+) -> None:
     text, path = matmul_mlir
     code, out, err = opt(capfd, path, flag)
     assert (code, err) == (0, "")
@@ -171,22 +188,40 @@ def test_named_pipelines_match_the_library(capfd, matmul_mlir, flag, library, pr
         (TANH, ["--convert-torch-to-linalg"], "math.tanh", "torch.aten.tanh"),
         (
             TANH,
-            ["--torch-func-backend-type-conversion", "--convert-torch-to-linalg",
-             "--torch-finalizing-backend-type-conversion", "--canonicalize"],
+            [
+                "--torch-func-backend-type-conversion",
+                "--convert-torch-to-linalg",
+                "--torch-finalizing-backend-type-conversion",
+                "--canonicalize",
+            ],
             "func.func @tanh(%arg0: tensor<4xf32>) -> tensor<4xf32>",
             "torch",
         ),
         (AFFINE_LOOP, ["--lower-affine"], "scf.for", "affine.for"),
-        (ADD_TENSORS, ["--one-shot-bufferize=bufferize-function-boundaries"], "memref<4xf32, strided", "tensor<"),
         (
             ADD_TENSORS,
-            ["--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"],
+            ["--one-shot-bufferize=bufferize-function-boundaries"],
+            "memref<4xf32, strided",
+            "tensor<",
+        ),
+        (
+            ADD_TENSORS,
+            [
+                "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
+            ],
             "func.func @add(%arg0: memref<4xf32>, %arg1: memref<4xf32>) -> memref<4xf32>",
             "strided",
         ),
     ],
-    ids=["cse", "single-dash", "func-pass-nested", "interface-pass-nested", "lower-affine",
-         "options", "several-options"],
+    ids=[
+        "cse",
+        "single-dash",
+        "func-pass-nested",
+        "interface-pass-nested",
+        "lower-affine",
+        "options",
+        "several-options",
+    ],
 )
 def test_pass_flags(capfd, tmp_path, text, flags, present, absent) -> None:
     code, out, err = opt(capfd, write(tmp_path, text), *flags)
@@ -197,19 +232,27 @@ def test_pass_flags(capfd, tmp_path, text, flags, present, absent) -> None:
 
 @pytest.mark.parametrize(
     ("flags", "order"),
-    [(["--cse", "--canonicalize"], ["CSEPass", "CanonicalizerPass"]),
-     (["--canonicalize", "--cse"], ["CanonicalizerPass", "CSEPass"])],
+    [
+        (["--cse", "--canonicalize"], ["CSEPass", "CanonicalizerPass"]),
+        (["--canonicalize", "--cse"], ["CanonicalizerPass", "CSEPass"]),
+    ],
 )
 def test_passes_run_in_command_line_order(capfd, tmp_path, flags, order) -> None:
     code, _, err = opt(capfd, write(tmp_path, DUPLICATES), "--mlir-print-ir-after-all", *flags)
     assert code == 0
-    dumps = [line.split("After ")[1].split(":")[0] for line in err.splitlines() if "IR Dump After" in line]
+    dumps = [
+        line.split("After ")[1].split(":")[0]
+        for line in err.splitlines()
+        if "IR Dump After" in line
+    ]
     assert dumps == order
 
 
 def test_rewrite_steps_are_printed_after_too(capfd, matmul_mlir) -> None:
     _, path = matmul_mlir
-    code, _, err = opt(capfd, path, "--helion-resolve-symbols", "--cse", "--mlir-print-ir-after-all")
+    code, _, err = opt(
+        capfd, path, "--helion-resolve-symbols", "--cse", "--mlir-print-ir-after-all"
+    )
     assert code == 0
     dumps = [line for line in err.splitlines() if "IR Dump After" in line]
     assert "resolve_helion_ops: helion-resolve-symbols" in dumps[0]
@@ -217,7 +260,9 @@ def test_rewrite_steps_are_printed_after_too(capfd, matmul_mlir) -> None:
 
 
 def test_pass_pipeline(capfd, tmp_path) -> None:
-    code, out, _ = opt(capfd, write(tmp_path, DUPLICATES), "--pass-pipeline", "builtin.module(func.func(cse))")
+    code, out, _ = opt(
+        capfd, write(tmp_path, DUPLICATES), "--pass-pipeline", "builtin.module(func.func(cse))"
+    )
     assert code == 0
     assert "%2 = arith.addi" not in out and "arith.constant 0" in out
 
@@ -267,10 +312,15 @@ def test_verify_diagnostics_accepts_expected_errors(capfd, tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (INVALID_EXPECTED.replace("@+1", "@+2"), ":3:8: error: unexpected error: expected 'tensor<4xf32>'"),
+        (
+            INVALID_EXPECTED.replace("@+1", "@+2"),
+            ":3:8: error: unexpected error: expected 'tensor<4xf32>'",
+        ),
         (INVALID_EXPECTED.replace("tensor<4xf32>' but", "tensor<8xf32>' but"), "unexpected error"),
-        (DUPLICATES.replace("return %p", "// expected-error @+1 {{nope}}\n  return %p"),
-         ':7:6: error: expected error "nope" was not produced'),
+        (
+            DUPLICATES.replace("return %p", "// expected-error @+1 {{nope}}\n  return %p"),
+            ':7:6: error: expected error "nope" was not produced',
+        ),
         (INVALID_EXPECTED.replace("{{expected", "{expected"), ":2: error: malformed directive"),
     ],
     ids=["wrong-line", "wrong-message", "missing", "malformed"],
@@ -296,7 +346,10 @@ def test_expectation_designators() -> None:
     ]
     found, malformed = expectations("\n".join(lines))
     assert [(e.kind, e.line, e.message) for e in found] == [
-        ("note", 5, "y"), ("error", 4, "x"), ("warning", 5, "z"), ("remark", 4, "w"),
+        ("note", 5, "y"),
+        ("error", 4, "x"),
+        ("warning", 5, "z"),
+        ("remark", 4, "w"),
     ]
     assert malformed == [7, 8]
 
@@ -334,7 +387,10 @@ def test_allow_unregistered_dialect_is_only_for_foreign_input(capfd, tmp_path) -
     code, out, _ = opt(capfd, path, "--allow-unregistered-dialect")
     assert code == 0 and '"foreign.op"()' in out
     code, _, err = opt(capfd, path)
-    assert code == 1 and f"{path}:2:15: error: operation being parsed with an unregistered dialect" in err
+    assert (
+        code == 1
+        and f"{path}:2:15: error: operation being parsed with an unregistered dialect" in err
+    )
     ctx = mlir_context()
     assert not ctx.allow_unregistered_dialects and not ctx.emit_error_diagnostics
 
@@ -344,14 +400,23 @@ def test_allow_unregistered_dialect_is_only_for_foreign_input(capfd, tmp_path) -
     [
         (SYNTAX_ERROR, [], ":1:14: error: expected non-function type"),
         (INVALID_EXPECTED, [], ":3:8: error: expected 'tensor<4xf32>' but got 'tensor<4xf16>'"),
-        ('func.func @f() -> index {\n  %0 = "loom.get_symbol"() {name = "block_size_7"} : () -> index\n'
-         "  return %0 : index\n}\n", ["--helion-resolve-symbols"],
-         "error: no module attribute 'loom.block_size_7' for loom.get_symbol"),
-        (TANH, ["--torch-finalizing-backend-type-conversion"], ":2:8: error: failed to legalize operation"),
+        (
+            'func.func @f() -> index {\n  %0 = "loom.get_symbol"() {name = "block_size_7"} : () -> index\n'
+            "  return %0 : index\n}\n",
+            ["--helion-resolve-symbols"],
+            "error: no module attribute 'loom.block_size_7' for loom.get_symbol",
+        ),
+        (
+            TANH,
+            ["--torch-finalizing-backend-type-conversion"],
+            ":2:8: error: failed to legalize operation",
+        ),
     ],
     ids=["syntax", "verifier", "unresolved-symbol", "failed-pass"],
 )
-def test_invalid_input_exits_1_with_located_diagnostics(capfd, tmp_path, text, flags, message) -> None:
+def test_invalid_input_exits_1_with_located_diagnostics(
+    capfd, tmp_path, text, flags, message
+) -> None:
     path = write(tmp_path, text)
     code, out, err = opt(capfd, path, *flags)
     assert (code, out) == (1, "")
@@ -361,7 +426,10 @@ def test_invalid_input_exits_1_with_located_diagnostics(capfd, tmp_path, text, f
 def test_missing_input_file(capfd, tmp_path) -> None:
     code, _, err = opt(capfd, tmp_path / "nope.mlir")
     assert code == 1
-    assert err == f"helion-opt: error: cannot read {tmp_path / 'nope.mlir'}: No such file or directory\n"
+    assert (
+        err
+        == f"helion-opt: error: cannot read {tmp_path / 'nope.mlir'}: No such file or directory\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -384,7 +452,9 @@ def test_usage_errors_exit_2_with_one_message(capfd, args, message) -> None:
     assert err.count("\n") == 1
 
 
-@pytest.mark.parametrize(("flag", "text"), [("--help", "--helion-lower-to-linalg"), ("--version", "torch-mlir")])
+@pytest.mark.parametrize(
+    ("flag", "text"), [("--help", "--helion-lower-to-linalg"), ("--version", "torch-mlir")]
+)
 def test_help_and_version(capfd, flag, text) -> None:
     code, out, _ = opt(capfd, flag)
     assert code == 0 and text in out
@@ -395,12 +465,20 @@ def test_help_and_version(capfd, flag, text) -> None:
     [
         (["--cse", "--canonicalize"], DUPLICATES, 0, "stdout", "arith.muli %0, %0"),
         ([], SYNTAX_ERROR, 1, "stderr", "<stdin>:1:14: error: expected non-function type"),
-        (["--no-such-pass"], "", 2, "stderr", "helion-opt: error: unknown option or pass '--no-such-pass'"),
+        (
+            ["--no-such-pass"],
+            "",
+            2,
+            "stderr",
+            "helion-opt: error: unknown option or pass '--no-such-pass'",
+        ),
     ],
     ids=["ok", "invalid", "usage"],
 )
 def test_console_script(args, stdin, code, stream, text) -> None:
-    proc = subprocess.run([HELION_OPT, *args], input=stdin, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [HELION_OPT, *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == code
     assert text in getattr(proc, stream)
     assert "Traceback" not in proc.stdout + proc.stderr

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from helion_fx_mlir import fuzz, programs
+from helion_fx_mlir.tools.fuzz import differential, programs
 
 # Programs run in two children at once, about a second each (both pipelines).
 BOUNDED_PROGRAMS = 60
@@ -17,11 +17,13 @@ OK_FLOOR = 0.8
 
 
 def test_bounded_run_of_generated_programs() -> None:
-    outcomes = fuzz.fuzz(BOUNDED_PROGRAMS, fuzz.Options(seed=0, jobs=2, programs=True))
-    if fuzz.failing(outcomes) or any(o.status == "timeout" for o in outcomes):
-        pytest.fail(fuzz.report(outcomes, bounds_checks=False), pytrace=False)
+    outcomes = differential.fuzz(
+        BOUNDED_PROGRAMS, differential.Options(seed=0, jobs=2, programs=True)
+    )
+    if differential.failing(outcomes) or any(o.status == "timeout" for o in outcomes):
+        pytest.fail(differential.report(outcomes, bounds_checks=False), pytrace=False)
     ok = sum(o.status == "ok" for o in outcomes)
-    assert ok >= OK_FLOOR * BOUNDED_PROGRAMS, fuzz.summary(outcomes)
+    assert ok >= OK_FLOOR * BOUNDED_PROGRAMS, differential.summary(outcomes)
 
 
 def test_programs_are_deterministic_and_cover_every_kind() -> None:
@@ -38,7 +40,9 @@ def test_a_jagged_tile_program_is_judged_by_its_masked_twin() -> None:
     program = programs._jagged_tile(random.Random(0))
     module = programs.load_module(programs.write(program))
     assert "hl.jagged_tile(lengths)" in program.render() and "extra_mask=" in program.render()
-    outcome = fuzz.check_kernel(getattr(module, program.name), module.ARGS(), None, module.ORACLE)
+    outcome = differential.check_kernel(
+        getattr(module, program.name), module.ARGS(), None, module.ORACLE
+    )
     assert outcome.status == "ok", outcome.detail
 
 

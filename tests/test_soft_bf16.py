@@ -14,9 +14,9 @@ from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
 from helion_fx_mlir import generate_mlir, lower_to_llvm
-from helion_fx_mlir.dialects import mlir_context
-from helion_fx_mlir.runtime import compile_kernel
-from helion_fx_mlir.soft_bf16 import NAME, define_bf16_truncation
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.passes.soft_bf16 import NAME, define_bf16_truncation
+from helion_fx_mlir.runtime.jit import compile_kernel
 
 # A caller with a plain C signature (f32 -> i16) around the bf16-returning definition.
 CALLER = f"""
@@ -48,7 +48,9 @@ def truncation() -> Callable[[float], int]:
         define_bf16_truncation(module)
         module.operation.verify()
         engine = ExecutionEngine(module, opt_level=2)
-    packed = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(engine.raw_lookup("truncate_bits"))
+    packed = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(
+        engine.raw_lookup("truncate_bits")
+    )
 
     def call(value: float) -> int:
         x, result = ctypes.c_float(value), ctypes.c_uint16()
@@ -63,9 +65,11 @@ def truncation() -> Callable[[float], int]:
 def test_truncation_rounds_as_torch() -> None:
     """Random bit patterns (every exponent, NaNs, subnormals), ties to even, specials."""
     generator = torch.Generator().manual_seed(0)
-    randoms = torch.randint(-2**31, 2**31, (20_000,), generator=generator, dtype=torch.int64)
+    randoms = torch.randint(-(2**31), 2**31, (20_000,), generator=generator, dtype=torch.int64)
     ties = torch.arange(0, 1 << 20, 1 << 15, dtype=torch.int64) | 0x3F808000
-    specials = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), 3.4e38, -3.4e38, 1e-45, 1.0]).view(torch.int32)
+    specials = torch.tensor(
+        [0.0, -0.0, float("inf"), -float("inf"), 3.4e38, -3.4e38, 1e-45, 1.0]
+    ).view(torch.int32)
     bits = torch.cat([randoms.to(torch.int32), ties.to(torch.int32), specials])
     values = bits.view(torch.float32)
     function = truncation()

@@ -23,11 +23,15 @@ def test_every_program_runs_once_on_any_thread_count(threads: int, shape: tuple[
     torch.set_num_threads(threads)
     example = EXAMPLES["add"]
     x, y = torch.randn(*shape), torch.randn(*shape)
-    compiled = compile_kernel(example.kernel.bind((x, y)), config=helion.Config(block_sizes=[16, 16]))
+    compiled = compile_kernel(
+        example.kernel.bind((x, y)), config=helion.Config(block_sizes=[16, 16])
+    )
     torch.testing.assert_close(compiled(x, y), x + y, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("name", ["matmul", "softmax", "attention", "sum_rows", "layer_norm", "bmm"])
+@pytest.mark.parametrize(
+    "name", ["matmul", "softmax", "attention", "sum_rows", "layer_norm", "bmm"]
+)
 def test_sample_kernels_match_eager_on_two_threads(name: str) -> None:
     torch.set_num_threads(2)
     example = EXAMPLES[name]

@@ -9,8 +9,8 @@ import torch
 
 from helion_fx_mlir import compile_kernel, generate_mlir, lower_to_linalg
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir import upstream_tools
-from helion_fx_mlir.upstream_tools import (
+from helion_fx_mlir.tools import upstream_check
+from helion_fx_mlir.tools.upstream_check import (
     INSTALL_HINT,
     as_printed,
     find_tools,
@@ -20,7 +20,9 @@ from helion_fx_mlir.upstream_tools import (
     verify_with_mlir_opt,
 )
 
-needs_tools = pytest.mark.skipif(find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}")
+needs_tools = pytest.mark.skipif(
+    find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}"
+)
 
 RUNNER_KERNELS = ("matmul", "softmax", "layer_norm")
 
@@ -33,7 +35,10 @@ def test_linalg_output_verifies_with_upstream_mlir_opt(name: str) -> None:
     dtype = EXAMPLES[name].dtypes[0]
     text = lower_to_linalg(generate_mlir(EXAMPLES[name].bind(dtype)))
     result = verify_with_mlir_opt(text, f"{name}.mlir")
-    assert result.ok, f"upstream mlir-opt rejects {name} ({dtype}) after --helion-lower-to-linalg:\n" + "\n".join(result.diagnostics)
+    assert result.ok, (
+        f"upstream mlir-opt rejects {name} ({dtype}) after --helion-lower-to-linalg:\n"
+        + "\n".join(result.diagnostics)
+    )
     assert result.returncode == 0
 
 
@@ -68,14 +73,18 @@ def test_printed_memrefs_parse_back() -> None:
 
 
 @needs_tools
-def test_mlir_runner_exits_cleanly_while_the_machine_is_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mlir_runner_exits_cleanly_while_the_machine_is_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """mlir-runner dlcloses its -shared-libs at exit; the OpenMP runtime's pool threads spun
     in it after the kernel and crashed (SIGSEGV) when it was unmapped, about 1 run in 30
     with four runs at once. Preloaded, it stays mapped: 24 runs, four at a time, all exit 0."""
     example = EXAMPLES["layer_norm"]
     args = example.args(torch.float32)
     texts: list[str] = []
-    monkeypatch.setattr(upstream_tools, "run_llvm_text", lambda text: texts.append(text) or run_llvm_text(text))
+    monkeypatch.setattr(
+        upstream_check, "run_llvm_text", lambda text: texts.append(text) or run_llvm_text(text)
+    )
     run_with_mlir_runner(example.kernel.bind(args), *args)
     with ThreadPoolExecutor(4) as pool:
         outputs = list(pool.map(lambda _: run_llvm_text(texts[0]), range(24)))

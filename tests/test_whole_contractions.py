@@ -9,10 +9,10 @@ import torch
 
 from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.mlir_text import parse_module
-from helion_fx_mlir.passes import apply_steps, linalg_steps
-from helion_fx_mlir.schedules import fold_accumulations
-from helion_fx_mlir.whole_contractions import whole_k_contractions
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.pipelines import apply_steps, linalg_steps
+from helion_fx_mlir.passes.vectorize import fold_accumulations
+from helion_fx_mlir.passes.whole_contractions import whole_k_contractions
 
 # K (the last dim of x) divides the K block sizes; M and N do not divide theirs.
 SHAPES = {
@@ -21,11 +21,16 @@ SHAPES = {
     "matmul_dot_out_dtype": ((37, 64), (64, 45)),
     "bmm": ((3, 21, 32), (3, 32, 19)),
 }
-CONFIGS = {2: [helion.Config(block_sizes=[16, 16, 16]), helion.Config(block_sizes=[8, 32, 32])],
-           3: [helion.Config(block_sizes=[1, 16, 16, 16]), helion.Config(block_sizes=[2, 8, 32, 8])]}
-CASES = [pytest.param(name, dtype, config, id=f"{name}-{str(dtype)[6:]}-{i}")
-         for name in SHAPES for dtype in (torch.float32, torch.bfloat16)
-         for i, config in enumerate(CONFIGS[len(SHAPES[name][0])])]
+CONFIGS = {
+    2: [helion.Config(block_sizes=[16, 16, 16]), helion.Config(block_sizes=[8, 32, 32])],
+    3: [helion.Config(block_sizes=[1, 16, 16, 16]), helion.Config(block_sizes=[2, 8, 32, 8])],
+}
+CASES = [
+    pytest.param(name, dtype, config, id=f"{name}-{str(dtype)[6:]}-{i}")
+    for name in SHAPES
+    for dtype in (torch.float32, torch.bfloat16)
+    for i, config in enumerate(CONFIGS[len(SHAPES[name][0])])
+]
 
 
 def _args(name: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
@@ -42,13 +47,19 @@ def _loops_left(name: str, dtype: torch.dtype, config: helion.Config) -> int:
 
 
 @pytest.mark.parametrize(("name", "dtype", "config"), CASES)
-def test_whole_k_contraction_matches_eager(name: str, dtype: torch.dtype, config: helion.Config) -> None:
+def test_whole_k_contraction_matches_eager(
+    name: str, dtype: torch.dtype, config: helion.Config
+) -> None:
     assert _loops_left(name, dtype, config) == 0
     example = EXAMPLES[name]
     args = _args(name, dtype)
     got = compile_kernel(example.kernel.bind(args), config=config)(*args)
-    torch.testing.assert_close(got, example.reference(*args), rtol=2e-2 if dtype == torch.bfloat16 else None,
-                               atol=2e-2 if dtype == torch.bfloat16 else None)
+    torch.testing.assert_close(
+        got,
+        example.reference(*args),
+        rtol=2e-2 if dtype == torch.bfloat16 else None,
+        atol=2e-2 if dtype == torch.bfloat16 else None,
+    )
 
 
 def test_a_padded_last_k_block_keeps_the_loop() -> None:
@@ -60,4 +71,6 @@ def test_a_padded_last_k_block_keeps_the_loop() -> None:
     module = apply_steps(parse_module(generate_mlir(bound, config=config)), linalg_steps())
     apply_steps(module, (fold_accumulations, whole_k_contractions))
     assert "affine.for" in str(module)
-    torch.testing.assert_close(compile_kernel(bound, config=config)(*args), example.reference(*args))
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), example.reference(*args)
+    )

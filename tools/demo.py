@@ -14,7 +14,9 @@ def main() -> int:
     example = EXAMPLES["matmul"]
     x, y = example.args()
     bound = example.kernel.bind((x, y))
-    print(f"# Helion matmul, x: {tuple(x.shape)}, y: {tuple(y.shape)} (extents not divisible by the block sizes)")
+    print(
+        f"# Helion matmul, x: {tuple(x.shape)}, y: {tuple(y.shape)} (extents not divisible by the block sizes)"
+    )
     text = generate_mlir(bound)
     print(text)
     result = validate_with_helion_opt(text)
@@ -28,7 +30,9 @@ def main() -> int:
     got = compile_kernel(bound)(x, y)
     want = x @ y
     error = (got - want).abs().max().item()
-    print(f"# compiled on CPU and ran: output {tuple(got.shape)}, max |MLIR - PyTorch| = {error:.3g}")
+    print(
+        f"# compiled on CPU and ran: output {tuple(got.shape)}, max |MLIR - PyTorch| = {error:.3g}"
+    )
     torch.testing.assert_close(got, want)
     print("# matches eager PyTorch (torch.testing.assert_close)")
     return 0

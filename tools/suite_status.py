@@ -35,10 +35,19 @@ from typing import Any
 import helion
 import torch
 
-import helion_fx_mlir as hfm  # noqa: F401 - import before binding (records stripped args)
+import helion_fx_mlir as hfm
 from helion_fx_mlir.errors import LoweringError
 
-FAMILY_MODULES = ("kernels", "elementwise", "reductions", "matmuls", "attention", "jagged_moe", "control_flow", "coverage_ops")
+FAMILY_MODULES = (
+    "kernels",
+    "elementwise",
+    "reductions",
+    "matmuls",
+    "attention",
+    "jagged_moe",
+    "control_flow",
+    "coverage_ops",
+)
 STAGES = ("bind", "mlir", "valid", "run")
 COLUMNS = ("ref", *STAGES)
 
@@ -59,7 +68,11 @@ class Case:
     @property
     def label(self) -> str:
         dt = str(self.dtype).removeprefix("torch.")
-        return f"{self.name}-{dt}" if self.config_index is None else f"{self.name}-cfg{self.config_index}"
+        return (
+            f"{self.name}-{dt}"
+            if self.config_index is None
+            else f"{self.name}-cfg{self.config_index}"
+        )
 
 
 def first_line(err: BaseException) -> str:
@@ -86,7 +99,9 @@ def error_target(err: BaseException) -> str:
         return f"<{err.stage}: {re.sub(r'^.*?error: ', '', diag)[:80]}>"
     if isinstance(err, AssertionError):
         return "<mismatch against the eager reference>"
-    message = re.sub(r"\b([su])\d+\b", r"\1*", str(err).strip().splitlines()[0] if str(err).strip() else "")
+    message = re.sub(
+        r"\b([su])\d+\b", r"\1*", str(err).strip().splitlines()[0] if str(err).strip() else ""
+    )
     return f"<{type(err).__name__}: {message[:70]}>"
 
 
@@ -112,7 +127,7 @@ def run_case(case: Case, example: Any) -> None:
             got = hfm.compile_kernel(bound, config=case.config)(*example.args(case.dtype))
             torch.testing.assert_close(got, example.reference(*example.args(case.dtype)))
             case.results["run"] = "ok"
-    except Exception as err:  # noqa: BLE001 - report every failure, keep going
+    except Exception as err:
         case.results[stage] = "FAIL"
         case.failed_stage = stage
         if isinstance(err, hfm.MLIRTextError):
@@ -128,9 +143,12 @@ def run_case(case: Case, example: Any) -> None:
 def ref_mode_status(example: Any, dtype: torch.dtype) -> str:
     """The kernel run by Helion's ref mode (eager PyTorch) against the example's reference."""
     try:
-        kernel = helion.kernel(example.kernel.fn, ref_mode=helion.RefMode.EAGER,
-                               static_shapes=example.kernel.settings.static_shapes,
-                               ignore_warnings=[helion.exc.TensorOperationInWrapper])
+        kernel = helion.kernel(
+            example.kernel.fn,
+            ref_mode=helion.RefMode.EAGER,
+            static_shapes=example.kernel.settings.static_shapes,
+            ignore_warnings=[helion.exc.TensorOperationInWrapper],
+        )
         got = kernel(*example.args(dtype))
         torch.testing.assert_close(got, example.reference(*example.args(dtype)))
         return "ok"
@@ -138,7 +156,7 @@ def ref_mode_status(example: Any, dtype: torch.dtype) -> str:
         if "backend" in str(err):
             return "n/a"
         return "FAIL"
-    except Exception:  # noqa: BLE001
+    except Exception:
         if VERBOSE:
             traceback.print_exc()
         return "FAIL"
@@ -150,12 +168,14 @@ def collect(families: list[str], contains: str | None) -> list[tuple[Case, Any]]
     for family in families:
         try:
             module = importlib.import_module(f"helion_fx_mlir.examples.{family}")
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             print(f"!! cannot import family '{family}': {first_line(err)}")
             continue
         for example in module.EXAMPLES:
             if example.name in seen:
-                print(f"!! duplicate example name '{example.name}' in {family} and {seen[example.name]}")
+                print(
+                    f"!! duplicate example name '{example.name}' in {family} and {seen[example.name]}"
+                )
             seen[example.name] = family
             if contains and contains not in example.name:
                 continue
@@ -184,8 +204,11 @@ def print_summary(cases: list[Case]) -> None:
     green = sorted({c.name for c in cases} - {c.name for c in cases if c.failed_stage})
     print()
     stage_counts = ", ".join(f"{s} ok {counts[s]}" for s in STAGES if s != "run" or RUN)
-    print(f"{len(examples)} examples, {total} cases: " + stage_counts
-          + f"; fully passing {passed}/{total} cases, {len(green)}/{len(examples)} examples")
+    print(
+        f"{len(examples)} examples, {total} cases: "
+        + stage_counts
+        + f"; fully passing {passed}/{total} cases, {len(green)}/{len(examples)} examples"
+    )
     if REF:
         print(f"Helion ref mode disagrees with the reference: {', '.join(ref_bad) or 'none'}")
     by_family: dict[str, list[Case]] = defaultdict(list)
@@ -218,8 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("families", nargs="*", default=list(FAMILY_MODULES))
     parser.add_argument("-k", dest="contains", help="only examples whose name contains this")
-    parser.add_argument("--no-run", action="store_true", help="skip compile_kernel (bind/mlir/validate only)")
-    parser.add_argument("--no-ref", action="store_true", help="skip the Helion ref-mode check of the kernels")
+    parser.add_argument(
+        "--no-run", action="store_true", help="skip compile_kernel (bind/mlir/validate only)"
+    )
+    parser.add_argument(
+        "--no-ref", action="store_true", help="skip the Helion ref-mode check of the kernels"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print tracebacks")
     ns = parser.parse_args(argv)
     RUN, REF, VERBOSE = not ns.no_run, not ns.no_ref, ns.verbose

@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import stripped_args
-from .import_hooks import after_import
+from helion_fx_mlir.frontend import stripped_args
+from helion_fx_mlir.frontend.import_hooks import after_import
 
 
 def _install_backend(kernel_module: Any) -> None:
-    from .backend import install
+    from helion_fx_mlir.runtime.backend import install
 
     install(kernel_module)
 
@@ -24,18 +24,29 @@ stripped_args.install()
 after_import("helion.runtime.kernel", _install_backend)
 
 _EXPORTS = {
-    "CompiledKernel": "runtime",
+    "CompiledKernel": "runtime.jit",
     "HelionMLIRError": "errors",
     "LoweringError": "errors",
     "MLIRTextError": "errors",
-    "ValidationResult": "mlir_text",
-    "compile_kernel": "runtime",
-    "generate_mlir": "helion_mlir",
-    "lower_to_linalg": "passes",
-    "lower_to_llvm": "passes",
-    "validate_with_helion_opt": "helion_mlir",
+    "ValidationResult": "mlir.parse",
+    "compile_kernel": "runtime.jit",
+    "generate_mlir": "frontend.lower",
+    "lower_to_linalg": "passes.pipelines",
+    "lower_to_llvm": "passes.pipelines",
+    "validate_with_helion_opt": "mlir.parse",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CompiledKernel",
+    "HelionMLIRError",
+    "LoweringError",
+    "MLIRTextError",
+    "ValidationResult",
+    "compile_kernel",
+    "generate_mlir",
+    "lower_to_linalg",
+    "lower_to_llvm",
+    "validate_with_helion_opt",
+]
 
 
 def __getattr__(name: str) -> Any:

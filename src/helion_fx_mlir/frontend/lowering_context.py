@@ -1,0 +1,423 @@
+"""LoweringContext: everything known about a bound kernel before its graphs are walked."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import helion
+import torch
+from helion._compiler.device_ir import ReductionLoopGraphInfo
+from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
+from helion.language import _tracing_ops, random_ops
+
+from helion_fx_mlir.errors import HelionMLIRError
+from helion_fx_mlir.frontend.emitter import (
+    MLIRBuilder,
+    format_tensor_type,
+    ssa_identifier,
+    torch_dtype_to_mlir_element_type,
+)
+from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
+from helion_fx_mlir.frontend.host_program import is_device_loop
+
+
+@dataclass(frozen=True)
+class KernelArgInfo:
+    """One func argument: a host tensor (parameter or host-allocated) or a scalar."""
+
+    name: str
+    index: int
+    is_tensor: bool
+    dtype: torch.dtype
+    shape: tuple[Any, ...]
+    mlir_type: str
+    ssa_name: str
+    is_parameter: bool
+    host_size: tuple[str, int] | None = None  # a size read on the host: (tensor variable, dim)
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """One loop dimension: a grid axis or an inner `hl.tile` loop over a block id."""
+
+    block_id: int
+    name: str
+    tile_size: int
+    total_extent: int | None
+    iv_name: str
+
+    @property
+    def trip_count(self) -> int | None:
+        if self.total_extent is None:
+            return None
+        return -(-self.total_extent // self.tile_size)
+
+
+@dataclass(frozen=True)
+class RootInfo:
+    """One top-level device loop (a kernel grid), its axes and its `for` statement."""
+
+    graph_id: int
+    loops: tuple[LoopInfo, ...]
+    location: Any = None  # Helion SourceLocation of the `for ... in hl.tile(...)` line
+    begins: tuple[Any, ...] = ()  # per axis: where its first tile starts (int or SymInt)
+
+    def bounds(self, block_sizes: dict[int, Any]) -> list[tuple[LoopInfo, Any, Any]]:
+        """(loop, begin, end) per axis: `hl.tile(begin, end)` covers [begin, begin + extent)."""
+        begins = self.begins or (0,) * len(self.loops)
+        return [
+            (
+                loop,
+                begin,
+                begin + block_sizes[loop.block_id].size
+                if begin != 0
+                else block_sizes[loop.block_id].size,
+            )
+            for loop, begin in zip(self.loops, begins, strict=True)
+        ]
+
+
+@dataclass
+class LoweringContext:
+    """State shared by the visitor and the emitter for one kernel and config."""
+
+    builder: MLIRBuilder
+    kernel_name: str
+    bound_kernel: Any
+    device_ir: Any
+    config: helion.Config
+    graphs: list[Any]
+    facts: GraphFacts
+    block_sizes: dict[int, Any]
+    block_size_values: dict[int, int]
+    roots: list[RootInfo]
+    kernel_args: list[KernelArgInfo]
+    host_block_sizes: dict[int, Any] = field(
+        default_factory=dict
+    )  # block id -> SymInt the host code computes
+    symbols: dict[str, str] = field(default_factory=dict)
+    host_tensors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def grid_loops(self) -> list[LoopInfo]:
+        return [loop for root in self.roots for loop in root.loops]
+
+    @property
+    def parallel_block_ids(self) -> list[int]:
+        return [loop.block_id for loop in self.grid_loops]
+
+    @property
+    def loop_extents(self) -> dict[str, int | None]:
+        return {loop.name: loop.total_extent for loop in self.grid_loops}
+
+    @classmethod
+    def from_bound_kernel(
+        cls, bound_kernel: Any, config: helion.Config | None = None, kernel_name: str | None = None
+    ) -> LoweringContext:
+        """Resolve the config, block sizes, graphs, grids and func arguments."""
+        config = resolve_config(bound_kernel, config)
+        host_fn = bound_kernel.host_function
+        device_ir = host_fn.device_ir
+        with bound_kernel.env, host_fn:
+            graphs = device_ir.build_codegen_graphs(config)
+            if _has_unrollable_loops(
+                graphs, {info.block_id: info for info in bound_kernel.env.block_sizes}
+            ):
+                config = _persistent(bound_kernel, config)
+                graphs = device_ir.build_codegen_graphs(config)
+            block_size_values = {
+                info.block_id: value
+                for info in bound_kernel.env.block_sizes
+                if (value := _block_size_value(info, config)) is not None
+            }
+            host_block_sizes = {
+                info.block_id: value
+                for info in bound_kernel.env.block_sizes
+                if isinstance(value := info.from_config(config), torch.SymInt)
+                and not info.reduction
+            }
+        block_sizes = {info.block_id: info for info in bound_kernel.env.block_sizes}
+        facts = GraphFacts(graphs)
+        device_loops = [stmt for stmt in host_fn.body if is_device_loop(stmt)]
+        roots = [
+            RootInfo(
+                gid,
+                tuple(_grid_loop(block_sizes[b], block_size_values.get(b)) for b in block_ids),
+                getattr(device_loops[i], "_location", None) if i < len(device_loops) else None,
+                _root_begins(device_loops[i], len(block_ids)) if i < len(device_loops) else (),
+            )
+            for i, (gid, block_ids) in enumerate(
+                zip(device_ir.root_ids, device_ir.grid_block_ids, strict=True)
+            )
+        ]
+        reachable = facts.reachable([r.graph_id for r in roots])
+        return cls(
+            builder=MLIRBuilder(),
+            kernel_name=kernel_name or host_fn.name,
+            bound_kernel=bound_kernel,
+            device_ir=device_ir,
+            config=config,
+            graphs=graphs,
+            facts=facts,
+            block_sizes=block_sizes,
+            block_size_values=block_size_values,
+            roots=roots,
+            kernel_args=_kernel_args(bound_kernel, facts, reachable),
+            host_block_sizes=host_block_sizes,
+        )
+
+    def origin(self, expr: Any) -> Origin | None:
+        """Where a SymInt/SymFloat's sympy symbol comes from (block size, kernel arg...)."""
+        entry = self.bound_kernel.host_function.expr_to_origin.get(expr)
+        return entry.origin if entry is not None else None
+
+    @property
+    def output_args(self) -> list[KernelArgInfo]:
+        """Tensors any grid stores to: the func returns their final values."""
+        stored = {t for root in self.roots for t in self.stored_tensors(root.graph_id)}
+        return [a for a in self.kernel_args if a.is_tensor and a.name in stored]
+
+    def extent(self, size: Any) -> Any:
+        """The full extent a tile dim covers: an rdim's block-size symbol is its dim size."""
+        if isinstance(size, torch.SymInt):
+            origin = self.origin(size.node.expr)
+            if isinstance(origin, BlockSizeOrigin) and self.block_sizes[origin.block_id].reduction:
+                return self.block_sizes[origin.block_id].size
+        return size
+
+    def dynamic_dim(self, symbol: Any) -> tuple[str, int] | None:
+        """(func arg, dim) whose size is this symbol, for static_shapes=False kernels."""
+        for arg in self.kernel_args:
+            for dim, size in enumerate(arg.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr == symbol:
+                    return arg.name, dim
+        return None
+
+    def loop_name(self, block_id: int) -> str:
+        return _loop_name(self.block_sizes[block_id])
+
+    def tensor_arg(self, name: str) -> KernelArgInfo:
+        for arg in self.kernel_args:
+            if arg.name == name and arg.is_tensor:
+                return arg
+        raise HelionMLIRError(f"host tensor '{name}' is not an argument of the kernel func")
+
+    def stored_tensors(self, graph_id: int) -> list[str]:
+        """Tensors stored in a graph (and its sub-graphs), in func-argument order."""
+        self.facts.analyze(graph_id)
+        stored = self.facts.stores[graph_id]
+        return [a.name for a in self.kernel_args if a.is_tensor and a.name in stored]
+
+
+# Knobs of Triton's `tl.range`: the config spec lists them only where Triton is installed,
+# and nothing here reads them, so a config written for Triton leaves them out. So does
+# `epilogue_subtile`: Helion splits a matmul's epilogue store into subtiles against GPU
+# register pressure, a graph rewrite that changes the code's shape and never its values.
+TRITON_ONLY_KEYS = frozenset(
+    {
+        "range_unroll_factors",
+        "range_num_stages",
+        "range_multi_buffers",
+        "range_flattens",
+        "range_warp_specializes",
+        "static_ranges",
+        "epilogue_subtile",
+    }
+)
+
+
+def resolve_config(
+    bound_kernel: Any, config: helion.Config | dict[str, Any] | None
+) -> helion.Config:
+    """The explicit config, else the kernel's own, else the config spec's default."""
+    if config is None:
+        config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
+    values = config.config if isinstance(config, helion.Config) else config
+    kept = helion.Config(
+        **{key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS}
+    )
+    return bound_kernel.config_spec.normalized_config(kept)
+
+
+def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> bool:
+    """Whether a rolled reduction loop yields a reduction without a chunk combine here, or
+    takes a whole device tensor along the rolled dim (its body would reduce all of it
+    in every chunk)."""
+    from helion_fx_mlir.frontend.rules.control_flow import (
+        uncombinable_outputs,
+        uncombined_results_used,
+    )  # the rules know what they combine
+
+    for graph in graphs:
+        for loop in graph.graph.find_nodes(op="call_function", target=_tracing_ops._for_loop):
+            info = graphs[loop.args[0]]
+            if isinstance(info, ReductionLoopGraphInfo) and uncombined_results_used(loop, info):
+                return True
+    for info in graphs:
+        if not isinstance(info, ReductionLoopGraphInfo):
+            continue
+        rdims = [block_sizes[b] for b in info.block_ids]
+        inputs = [n.meta.get("val") for n in info.graph.nodes if n.op == "placeholder"]
+        if uncombinable_outputs(info) or any(
+            _is_rdim(size, rdim)
+            for val in inputs
+            for size in getattr(val, "shape", ())
+            for rdim in rdims
+        ):
+            return True
+    return False
+
+
+def _is_rdim(size: Any, rdim: Any) -> bool:
+    """A dim of the rdim's size: its block var, or its literal extent (> 1)."""
+    if isinstance(size, torch.SymInt):
+        return isinstance(rdim.var, torch.SymInt) and size.node.expr == rdim.var.node.expr
+    return isinstance(rdim.size, int) and rdim.size > 1 and size == rdim.size
+
+
+def _persistent(bound_kernel: Any, config: helion.Config) -> helion.Config:
+    """The config with every reduction persistent: `reduction_loops` only changes speed, and
+    a rolled argmax/max.dim/topk/custom reduce has no chunk combine here."""
+    loops = config.config.get("reduction_loops")
+    if not loops:
+        return config
+    return bound_kernel.config_spec.normalized_config(
+        helion.Config(**{**config.config, "reduction_loops": [None] * len(loops)})
+    )
+
+
+def _block_size_value(info: Any, config: helion.Config) -> int | None:
+    """The config's block size; a persistent rdim's is next_power_of_2(extent); None when
+    it is symbolic (then no loop can step by it, and rdims use their exact extent)."""
+    value = info.from_config(config)
+    if isinstance(value, int):
+        return value
+    if info.reduction and isinstance(info.size, int):
+        return 1 << max(info.size - 1, 0).bit_length()
+    return None
+
+
+def _root_begins(loop: ast.For, rank: int) -> tuple[Any, ...]:
+    """The begins of `hl.tile(begin, end)` / `hl.grid(begin, end, step)` as Helion typed
+    them (int or SymInt); zeros for `hl.tile(end)`. Helion's Device IR keeps only the
+    extent (end - begin): the begin lives in the host loop's call."""
+    call = loop.iter
+    if (
+        not isinstance(call, ast.Call)
+        or len(call.args) < 2
+        or (isinstance(call.args[1], ast.Constant) and call.args[1].value is None)
+    ):
+        return (0,) * rank
+    first = call.args[0]
+    items = first.elts if isinstance(first, ast.List | ast.Tuple) else [first]
+    begins = tuple(getattr(getattr(item, "_type_info", None), "value", None) for item in items)
+    if len(begins) != rank or not all(isinstance(b, int | torch.SymInt) for b in begins):
+        raise HelionMLIRError(
+            f"the begin of this grid ({ast.unparse(first)}) is not an int or a scalar "
+            "kernel argument: not supported"
+        )
+    return begins
+
+
+def _grid_loop(info: Any, tile_size: int | None) -> LoopInfo:
+    size = info.size if isinstance(info.size, int) else None
+    return LoopInfo(info.block_id, _loop_name(info), tile_size, size, f"%iv_block{info.block_id}")
+
+
+def _loop_name(info: Any) -> str:
+    names = sorted(info.debug_names)
+    return names[0] if names else f"block{info.block_id}"
+
+
+def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> list[KernelArgInfo]:
+    """Tensor params in signature order, then host-allocated tensors, then scalars."""
+    params = list(bound_kernel.host_function.params.arguments)
+    seen: dict[str, Any] = {}
+    for node in facts.host_tensor_nodes(graph_ids):
+        seen.setdefault(host_tensor_name(node), node.meta["val"])
+    ordered = [n for n in params if n in seen] + [n for n in seen if n not in params]
+    args = []
+    for index, name in enumerate(ordered):
+        val = seen[name]
+        elt = torch_dtype_to_mlir_element_type(val.dtype)
+        args.append(
+            KernelArgInfo(
+                name,
+                index,
+                True,
+                val.dtype,
+                tuple(val.shape),
+                format_tensor_type(val.shape, elt),
+                _ssa(name, args),
+                name in params,
+            )
+        )
+    seeds = rng_seed_count(facts, graph_ids)
+    if (
+        seeds
+    ):  # the seeds of hl.rand & co, drawn by the host at each launch (as Helion's host code does)
+        args.append(
+            KernelArgInfo(
+                RNG_SEEDS,
+                len(args),
+                True,
+                torch.int64,
+                (seeds,),
+                f"tensor<{seeds}xi64>",
+                _ssa(RNG_SEEDS, args),
+                False,
+            )
+        )
+    scalars = _scalar_params(bound_kernel, facts, graph_ids)
+    for name in [p for p in params if p in scalars]:
+        dtype = scalars[name]
+        elt = torch_dtype_to_mlir_element_type(dtype)
+        args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, _ssa(name, args), True))
+    return args
+
+
+RNG_SEEDS = "rng_seeds"
+
+
+def rng_seed_count(facts: GraphFacts, graph_ids: list[int]) -> int:
+    """How many seed slots the kernel's random ops read (`_rng_seed(i)`)."""
+    slots = [
+        node.args[0]
+        for gid in graph_ids
+        for node in facts.nodes(gid)
+        if node.target is random_ops._rng_seed
+    ]
+    return max(slots) + 1 if slots else 0
+
+
+def _ssa(name: str, taken: list[KernelArgInfo]) -> str:
+    """The func argument's SSA name: readable from any host expression, and unique."""
+    base = ssa = f"%{ssa_identifier(name)}"
+    n = 0
+    while any(arg.ssa_name == ssa for arg in taken):
+        n += 1
+        ssa = f"{base}_{n}"
+    return ssa
+
+
+def _scalar_params(
+    bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]
+) -> dict[str, torch.dtype]:
+    """Kernel parameters used as symbolic scalars on the device (eps, scale, seed...)."""
+    origins = bound_kernel.host_function.expr_to_origin
+    found: dict[str, torch.dtype] = {}
+    for gid in graph_ids:
+        for node in facts.nodes(gid):
+            val = node.meta.get("val")
+            if node.target is not _tracing_ops._get_symnode or not isinstance(
+                val, (torch.SymInt, torch.SymFloat)
+            ):
+                continue
+            entry = origins.get(val.node.expr)
+            if entry is not None and isinstance(entry.origin, NameOrigin):
+                found[entry.origin.name] = (
+                    torch.float64 if isinstance(val, torch.SymFloat) else torch.int64
+                )
+    return found

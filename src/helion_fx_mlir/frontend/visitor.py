@@ -1,0 +1,822 @@
+"""IRVisitor: walks Device IR graphs from the roots and emits MLIR through MLIRBuilder.
+
+Dispatch goes through `dispatch.LOWERINGS`, a table from FX target to rule (rules live
+in `rules/`, registered by `@lowers`), the way torch-mlir's importer and JAX's lowering
+rules work. ATen/prims overloads without a rule of their own go to torch-mlir.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy
+import torch
+from helion._compiler.inductor_lowering import PointwiseLowering
+from helion._compiler.variable_origin import BlockSizeOrigin
+from helion.language import _tracing_ops
+from torch import fx
+
+from helion_fx_mlir.errors import HelionMLIRError, LoweringError, mlir_location
+from helion_fx_mlir.frontend import aten_import, rules, symbols  # noqa: F401 - importing rules fills LOWERINGS
+from helion_fx_mlir.frontend.dispatch import LOWERINGS
+from helion_fx_mlir.frontend.emitter import is_concrete_size
+from helion_fx_mlir.frontend.lowering_context import (
+    KernelArgInfo,
+    LoopInfo,
+    LoweringContext,
+    RootInfo,
+)
+from helion_fx_mlir.frontend.rules.memory import fake_empty
+from helion_fx_mlir.frontend.rules.tensors import expand_dims
+from helion_fx_mlir.frontend.stripped_args import restored_args
+from helion_fx_mlir.frontend.values import (
+    LaneBound,
+    Tile,
+    TypedValue,
+    Value,
+    element_type,
+    mlir_type,
+    tensor_dims,
+)
+
+
+class IRVisitor:
+    """Emits one func for a bound kernel: grids, loops, slices and torch ops."""
+
+    def __init__(self, ctx: LoweringContext) -> None:
+        self.ctx = ctx
+        self.builder = ctx.builder
+        self.node_values: dict[fx.Node, Any] = {}
+        self.tiles: dict[int, Tile] = {}
+        self.tensor_state: dict[str, Value] = {}
+        self.parallel_stores: list[str] | None = None
+        self.block_size_ssa: dict[int, str] = {}
+        # torch_c bridges visible in the current region and those enclosing it.
+        self.bridges: list[dict[str, str]] = [{}]
+        # _phi nodes after an _if are the scf.if's results.
+        self.merged: dict[fx.Node, Value] = {}
+        self.static_vals: dict[fx.Node, Any] = {}
+        # hl.jagged_tile loops: block id -> (parent tensor of per-row ends, its dims' block ids).
+        self.jagged_parents: dict[int, tuple[Value, list[int]]] = {}
+
+    def enter_region(self) -> None:
+        self.builder.push()
+        self.bridges.append({})
+
+    def exit_region(self) -> None:
+        self.bridges.pop()
+        self.builder.pop()
+
+    # ----------------------------------------------------------------- driver
+    def lower(self) -> str:
+        b, ctx = self.builder, self.ctx
+        attrs = {"helion.kernel": f'"{ctx.kernel_name}"'}
+        attrs |= {
+            f"loom.block_size_{bid}": f"{v} : index"
+            for bid, v in sorted(ctx.block_size_values.items())
+        }
+        b.location = mlir_location(ctx.bound_kernel.host_function.location)
+        b.emit_module_start(attrs)
+        outputs = ctx.output_args
+        b.emit_func_start(
+            ctx.kernel_name,
+            [(a.ssa_name, a.mlir_type) for a in ctx.kernel_args],
+            [a.mlir_type for a in outputs],
+        )
+        for arg in ctx.kernel_args:
+            if arg.is_tensor:
+                self.tensor_state[arg.name] = Value(arg.ssa_name, arg.mlir_type)
+                ctx.host_tensors[arg.name] = arg.ssa_name
+        for bid in sorted(ctx.block_size_values):
+            ssa = b.fresh(f"block_size_{bid}")
+            b.emit(f'{ssa} = "loom.get_symbol"() {{name = "block_size_{bid}"}} : () -> index')
+            self.block_size_ssa[bid] = ctx.symbols[f"block_size_{bid}"] = ssa
+        for root in ctx.roots:
+            self.visit_root(root)
+        finals = [self.tensor_state[a.name] for a in outputs]
+        b.emit_func_end([v.ssa for v in finals], [v.type for v in finals])
+        b.emit_module_end()
+        return b.text()
+
+    def visit_root(self, root: RootInfo) -> None:
+        """A grid: scf.forall when stores allow it, else a sequential scf.for nest."""
+        self.builder.location = mlir_location(root.location) or self.builder.location
+        stored = self.ctx.stored_tensors(root.graph_id)
+        bounds = root.bounds(self.ctx.block_sizes)
+        if self.ctx.facts.is_parallel(root.graph_id):
+            self.emit_forall(root, bounds, stored)
+        else:
+            carried = [self.tensor_state[t] for t in stored]
+            results = self.emit_loop_nest(
+                "scf",
+                bounds,
+                [f"{t}_iter" for t in stored],
+                carried,
+                lambda names: self._visit_root_body(root, stored, names),
+            )
+            self.tensor_state.update(zip(stored, results))
+
+    def _visit_root_body(
+        self, root: RootInfo, stored: list[str], names: list[Value]
+    ) -> list[Value]:
+        self.tensor_state.update(zip(stored, names))
+        self.visit_graph(root.graph_id)
+        return [self.tensor_state[t] for t in stored]
+
+    def emit_forall(
+        self, root: RootInfo, bounds: list[tuple[LoopInfo, Any, Any]], stored: list[str]
+    ) -> None:
+        b = self.builder
+        trips = [self.emit_trip_count(loop, begin, end) for loop, begin, end in bounds]
+        ivs = [b.fresh(loop.iv_name.lstrip("%")) for loop, _, _ in bounds]
+        outs = [Value(b.fresh(f"{t}_out"), self.tensor_state[t].type) for t in stored]
+        result = b.fresh(f"{root.loops[0].name}_grid" if root.loops else "grid")
+        head = f"scf.forall ({', '.join(ivs)}) in ({', '.join(trips)})"
+        if outs:
+            shared = ", ".join(
+                f"{o.ssa} = {self.tensor_state[t].ssa}" for o, t in zip(outs, stored)
+            )
+            types = ", ".join(o.type for o in outs)
+            head = f"{self.results_name(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
+        b.emit(head + " {")
+        self.enter_region()
+        saved_tiles = dict(self.tiles)
+        for (loop, begin, end), iv, trip in zip(bounds, ivs, trips):
+            self.tiles[loop.block_id] = dataclasses.replace(
+                self.emit_tile(loop, iv, begin, end), count=trip
+            )
+        self.tensor_state.update(zip(stored, outs))
+        self.parallel_stores = []
+        self.visit_graph(root.graph_id)
+        b.emit("scf.forall.in_parallel {")
+        b.push()
+        for line in self.parallel_stores:
+            b.emit(line)
+        b.pop()
+        b.emit("}")
+        self.parallel_stores = None
+        self.tiles = saved_tiles
+        self.exit_region()
+        b.emit("}")
+        for i, (t, o) in enumerate(zip(stored, outs)):
+            self.tensor_state[t] = Value(self.result_name(result, i, len(outs)), o.type)
+
+    # ------------------------------------------------------------- loop nests
+    def emit_loop_nest(
+        self,
+        kind: str,
+        bounds: Sequence[tuple[LoopInfo, Any, Any]],
+        iter_names: Sequence[str],
+        inits: Sequence[Value],
+        body: Callable[[list[Value]], list[Value]],
+    ) -> list[Value]:
+        """One loop per dimension (affine.for or scf.for) carrying `inits`; returns results."""
+        b = self.builder
+        saved_tiles = dict(self.tiles)
+        results: list[str] = []
+        current = list(inits)
+        for depth, (loop, begin, end, *step) in enumerate(bounds):
+            trip = self.emit_trip_count(loop, begin, end, *step)
+            iv = b.fresh(loop.iv_name.lstrip("%"))
+            innermost = depth == len(bounds) - 1
+            names = [b.fresh(n if innermost else f"{n}_outer") for n in iter_names]
+            result = b.fresh(f"{loop.name}_loop")
+            results.append(result)
+            if kind == "affine":
+                head = f"affine.for {iv} = 0 to {trip}"
+            else:
+                head = f"scf.for {iv} = {b.index(0)} to {trip} step {b.index(1)}"
+            if current:
+                pairs = ", ".join(f"{n} = {v.ssa}" for n, v in zip(names, current))
+                head = f"{self.results_name(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
+            b.emit(head + " {")
+            self.enter_region()
+            self.tiles[loop.block_id] = dataclasses.replace(
+                self.emit_tile(loop, iv, begin, end, *step), count=trip
+            )
+            current = [Value(n, v.type) for n, v in zip(names, current)]
+        yields = body(current)
+        yields = [self.coerce(y, c.type) for y, c in zip(yields, current)]
+        for depth in reversed(range(len(bounds))):
+            terminator = "affine.yield" if kind == "affine" else "scf.yield"
+            if yields:
+                b.emit(
+                    f"{terminator} {', '.join(y.ssa for y in yields)} : {', '.join(y.type for y in yields)}"
+                )
+            elif kind == "scf":
+                b.emit("scf.yield")
+            self.exit_region()
+            b.emit("}")
+            yields = [
+                Value(self.result_name(results[depth], i, len(inits)), v.type)
+                for i, v in enumerate(inits)
+            ]
+        self.tiles = saved_tiles
+        return yields
+
+    def emit_scf_for(
+        self,
+        name: str,
+        lower: str,
+        upper: str,
+        inits: Sequence[TypedValue],
+        body: Callable[[str, list[TypedValue]], list[TypedValue]],
+    ) -> list[TypedValue]:
+        """A plain scf.for [lower, upper) carrying `inits`, for loops rules make themselves."""
+        b = self.builder
+        iv, result = b.fresh(f"{name}_iv"), b.fresh(f"{name}_loop")
+        names = [b.fresh(f"{name}_carry") for _ in inits]
+        pairs = ", ".join(f"{n} = {t.value.ssa}" for n, t in zip(names, inits))
+        types = ", ".join(t.value.type for t in inits)
+        b.emit(
+            f"{self.results_name(result, len(inits))} = scf.for {iv} = {lower} to {upper} step {b.index(1)} "
+            f"iter_args({pairs}) -> ({types}) {{"
+        )
+        self.enter_region()
+        outs = body(iv, [TypedValue(Value(n, t.value.type), t.val) for n, t in zip(names, inits)])
+        yields = [self.coerce(o.value, t.value.type) for o, t in zip(outs, inits, strict=True)]
+        b.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {types}")
+        self.exit_region()
+        b.emit("}")
+        return [
+            TypedValue(Value(self.result_name(result, i, len(inits)), t.value.type), t.val)
+            for i, t in enumerate(inits)
+        ]
+
+    @staticmethod
+    def results_name(name: str, n: int) -> str:
+        return name if n == 1 else f"{name}:{n}"
+
+    @staticmethod
+    def result_name(name: str, i: int, n: int) -> str:
+        return name if n == 1 else f"{name}#{i}"
+
+    def _bound(self, value: Any, symbols: list[str]) -> str:
+        """An affine expression term for a loop bound: a literal, or a new symbol."""
+        if isinstance(value, int):
+            return str(value)
+        symbols.append(self.index_value(value))
+        return f"s{len(symbols) - 1}"
+
+    def emit_trip_count(self, loop: LoopInfo, begin: Any, end: Any, step: Any = None) -> str:
+        """ceildiv(end - begin, step); the step is the block size unless given."""
+        syms = [self.block_value(loop.block_id)]
+        lo, hi = self._bound(begin, syms), self._bound(end, syms)
+        stride = "s0" if step is None else self._bound(step, syms)
+        if isinstance(begin, int) and isinstance(end, int):
+            extent = str(end - begin)
+        else:
+            extent = hi if lo == "0" else f"({hi} - {lo})"
+        ssa = self.builder.fresh(f"{loop.name}_trips")
+        sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
+        self.builder.emit(
+            f"{ssa} = affine.apply affine_map<()[{sym_list}] -> ({extent} ceildiv {stride})>()[{', '.join(syms)}]"
+        )
+        return ssa
+
+    def emit_tile(self, loop: LoopInfo, iv: str, begin: Any, end: Any, step: Any = None) -> Tile:
+        """Offset = begin + iv * step (step = block); `block` lanes, of which the first
+        min(block, end - offset) are in range (all of them when the extent divides)."""
+        b = self.builder
+        width = self.ctx.block_size_values.get(loop.block_id)
+        syms = [self.block_value(loop.block_id)]
+        lo, hi = self._bound(begin, syms), self._bound(end, syms)
+        stride = "s0" if step is None else self._bound(step, syms)
+        sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
+        start = f"d0 * {stride}" if lo == "0" else f"d0 * {stride} + {lo}"
+        remaining = f"{hi} - d0 * {stride}" if lo == "0" else f"{hi} - {lo} - d0 * {stride}"
+        if isinstance(begin, int) and isinstance(end, int):
+            remaining = f"{end - begin} - d0 * {stride}"
+        offset, size = b.fresh(f"{loop.name}_offset"), b.fresh(f"{loop.name}_size")
+        operands = f"({iv})[{', '.join(syms)}]"
+        b.emit(f"{offset} = affine.apply affine_map<(d0)[{sym_list}] -> ({start})>{operands}")
+        bound = end if isinstance(end, int) else syms[int(hi[1:])]
+        if step is not None:
+            width = 1
+        elif (
+            isinstance(begin, int)
+            and isinstance(end, int)
+            and isinstance(width, int)
+            and (end - begin) % width == 0
+        ):
+            return Tile(offset, width, width, bound)
+        b.emit(f"{size} = affine.min affine_map<(d0)[{sym_list}] -> (s0, {remaining})>{operands}")
+        return Tile(offset, size, size if width is None else width, bound)
+
+    # ------------------------------------------------------------ graph walk
+    def visit_graph(self, graph_id: int, inputs: Sequence[Value] = ()) -> list[Any]:
+        """Visit a graph's nodes; placeholders take `inputs`; returns the output values."""
+        placeholders = iter(inputs)
+        for node in self.ctx.graphs[graph_id].graph.nodes:
+            if node.op == "placeholder":
+                self.node_values[node] = next(placeholders)
+            elif node.op == "output":
+                return [
+                    self.node_values.get(n) if isinstance(n, fx.Node) else n
+                    for n in (node.args[0] or [])
+                ]
+            else:
+                self.visit_node(node)
+        return []
+
+    def visit_node(self, node: fx.Node) -> None:
+        outer, self.builder.location = (
+            self.builder.location,
+            mlir_location(node.meta.get("location")) or self.builder.location,
+        )
+        try:
+            self._visit_node(node)
+        finally:
+            self.builder.location = outer
+
+    def _visit_node(self, node: fx.Node) -> None:
+        rule = LOWERINGS.get(node.target)
+        if rule is None and isinstance(node.target, torch._ops.OpOverload):
+            rule = IRVisitor.aten_compute
+        if rule is None:
+            raise LoweringError(node, "no lowering rule for this target")
+        try:
+            self.node_values[node] = rule(self, node)
+        except LoweringError:
+            raise
+        except Exception as err:
+            raise LoweringError(node, f"{type(err).__name__}: {err}") from err
+
+    def val(self, node: fx.Node) -> Any:
+        """The node's meta value with every block-size dim at its configured width: tile
+        values have the static block shape (`tensor<16x128xf32>`), as in Helion."""
+        if node not in self.static_vals:
+            self.static_vals[node] = self._broadcast_wider(
+                node, self.static_meta(node.meta.get("val"))
+            )
+        return self.static_vals[node]
+
+    def _broadcast_wider(self, node: fx.Node, val: Any) -> Any:
+        """A pointwise result as wide as its operands broadcast: a tile of block size 1
+        times a tile of 32 (`w[order, c] * t` in `hl.tile(2, n, block_size=1)`) has the
+        first operand's symbolic size in its meta, but reference mode and Triton broadcast."""
+        if not isinstance(val, torch.Tensor) or not isinstance(
+            node.meta.get("lowering"), PointwiseLowering
+        ):
+            return val
+        shapes = [
+            list(a.shape)
+            for a in map(self.val, node.all_input_nodes)
+            if isinstance(a, torch.Tensor) and a.dim() == val.dim()
+        ]
+        if not all(isinstance(size, int) for shape in [list(val.shape), *shapes] for size in shape):
+            return val
+        try:
+            wide = list(torch.broadcast_shapes(val.shape, *shapes))
+        except RuntimeError:
+            return val
+        if wide == list(val.shape):
+            return val
+        with val.fake_mode:
+            return torch.empty(wide, dtype=val.dtype)
+
+    def static_meta(self, val: Any) -> Any:
+        if isinstance(val, (list, tuple)):
+            return type(val)(self.static_meta(x) for x in val)
+        if not isinstance(val, torch.Tensor):
+            return val
+        shape = [self.static_size(s) for s in val.shape]
+        if all(a is b for a, b in zip(shape, val.shape)):  # `==` would guard on SymInt hints
+            return val
+        with val.fake_mode:
+            return torch.empty(shape, dtype=val.dtype)
+
+    def static_size(self, size: Any) -> Any:
+        """A SymInt of block sizes only, as an int (the configured widths); else as is."""
+        if not isinstance(size, torch.SymInt):
+            return size
+        expr = size.node.expr
+        widths = {}
+        for sym in expr.free_symbols:
+            origin = self.ctx.origin(sym)
+            if (
+                not isinstance(origin, BlockSizeOrigin)
+                or origin.block_id not in self.ctx.block_size_values
+            ):
+                return size
+            widths[sym] = self.ctx.block_size_values[origin.block_id]
+        return int(expr.xreplace(widths))
+
+    def value(self, arg: Any) -> Value:
+        """The SSA value of a node argument."""
+        found = self.node_values.get(arg) if isinstance(arg, fx.Node) else None
+        if not isinstance(found, Value):
+            raise HelionMLIRError(f"argument {arg} has no tensor value here")
+        return found
+
+    # -------------------------------------------------------------- symbols
+    def index_value(self, arg: Any) -> str:
+        """An index SSA value for an int, a SymInt node, a SymInt or a sympy expression."""
+        if isinstance(arg, fx.Node):
+            known = self.node_values.get(arg)
+            if isinstance(known, Value) and known.type == "index":
+                return known.ssa
+            if (
+                isinstance(known, Value)
+                and tensor_dims(known.type) == []
+                and known.type.startswith("tensor<")
+            ):
+                return self.extract_index(known, arg.name)
+            arg = arg.meta["val"]
+        if is_concrete_size(arg):
+            return self.builder.index(arg)
+        expr = arg.node.expr if isinstance(arg, torch.SymInt) else arg
+        return symbols.emit_expr(self, sympy.sympify(expr))
+
+    def extract_index(self, value: Value, name: str) -> str:
+        """A 0-d integer tensor (a data-dependent loop bound) as an index."""
+        elt = element_type(value.type)
+        raw, ssa = self.builder.fresh(f"{name}_elt"), self.builder.fresh(f"{name}_index")
+        self.builder.emit(f"{raw} = tensor.extract {value.ssa}[] : {value.type}")
+        self.builder.emit(f"{ssa} = arith.index_cast {raw} : {elt} to index")
+        return ssa
+
+    def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
+        return self.emit_scalar_op(op, lhs, rhs, "index", hint)
+
+    def index_as_f64(self, index: str) -> str:
+        as_i64, ssa = self.builder.fresh("as_i64"), self.builder.fresh("as_f64")
+        self.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+        self.builder.emit(f"{ssa} = arith.sitofp {as_i64} : i64 to f64")
+        return ssa
+
+    def emit_scalar_op(self, op: str, lhs: str, rhs: str, ty: str, hint: str) -> str:
+        ssa = self.builder.fresh(hint)
+        self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")
+        return ssa
+
+    def scalar_arg(self, name: str, ty: str = "f64") -> str:
+        """A host scalar (kernel parameter or host variable, e.g. a block size computed from
+        a tunable) as an `i64`/`f64` value: a func argument, added on first use and read
+        from the host code's variables at launch."""
+        arg = next((a for a in self.ctx.kernel_args if a.name == name and not a.is_tensor), None)
+        if arg is None:
+            ssa = self.builder.add_func_arg(name, ty)
+            dtype = torch.float64 if ty == "f64" else torch.int64
+            arg = KernelArgInfo(name, len(self.ctx.kernel_args), False, dtype, (), ty, ssa, False)
+            self.ctx.kernel_args.append(arg)
+        if arg.mlir_type == ty:
+            return arg.ssa_name
+        if ty == "f64":
+            return self.builder.hoist(f"arith.sitofp {arg.ssa_name} : i64 to f64", f"{name}_f64")
+        raise HelionMLIRError(
+            f"'{name}' is a float on the host but is used as an integer on the device"
+        )
+
+    def arg_dim(self, name: str, dim: int) -> str:
+        """Runtime size of a dynamic func-argument dim, read once at the top of the func."""
+        arg = self.ctx.tensor_arg(name)
+        return self.builder.hoist(
+            f"tensor.dim {arg.ssa_name}, {self.builder.index(dim)} : {arg.mlir_type}",
+            f"{name}_dim{dim}",
+        )
+
+    def host_size(self, tensor: str, dim: int) -> str:
+        """A dynamic size of a host tensor that is no func argument (behind a view): an
+        extra i64 argument, read from the tensor when the kernel is launched."""
+        for arg in self.ctx.kernel_args:
+            if arg.host_size == (tensor, dim):
+                return self.builder.hoist(
+                    f"arith.index_cast {arg.ssa_name} : i64 to index", f"{arg.name}_index"
+                )
+        ssa = self.builder.add_func_arg(f"{tensor}_size{dim}", "i64")
+        name = ssa.lstrip("%")
+        self.ctx.kernel_args.append(
+            KernelArgInfo(
+                name,
+                len(self.ctx.kernel_args),
+                False,
+                torch.int64,
+                (),
+                "i64",
+                ssa,
+                False,
+                (tensor, dim),
+            )
+        )
+        return self.host_size(tensor, dim)
+
+    def active_tile(self, block_id: int) -> Tile:
+        if block_id not in self.tiles:
+            raise HelionMLIRError(f"the tile of block {block_id} is used outside its loop")
+        return self.tiles[block_id]
+
+    def block_value(self, block_id: int) -> str:
+        """The block's size: configured, or computed by the host code (a func argument);
+        without one, the active tile's width, or a persistent rdim's extent."""
+        if block_id in self.block_size_ssa:
+            return self.block_size_ssa[block_id]
+        if block_id in self.ctx.host_block_sizes:
+            return self.index_value(self.ctx.host_block_sizes[block_id])
+        if block_id in self.tiles:
+            return self.as_index(self.tiles[block_id].width)
+        info = self.ctx.block_sizes[block_id]
+        if info.reduction:
+            return self.index_value(info.size)
+        raise HelionMLIRError(f"block {block_id} has no constant block size in this config")
+
+    def as_index(self, value: str | int) -> str:
+        return self.builder.index(value) if isinstance(value, int) else value
+
+    def scalar_arg_as_index(self, name: str) -> str:
+        arg = self.scalar_arg(name, "i64")
+        return self.builder.hoist(f"arith.index_cast {arg} : i64 to index", f"{name}_index")
+
+    def looped_tile(self, size: Any) -> Tile | None:
+        """The tile of a block-size SymInt whose block has a loop here (e.g. a rolled rdim)."""
+        if not isinstance(size, torch.SymInt):
+            return None
+        origin = self.ctx.origin(size.node.expr)
+        return self.tiles.get(origin.block_id) if isinstance(origin, BlockSizeOrigin) else None
+
+    def tile_of(self, arg: Any) -> Tile | None:
+        """The tile a block-size SymInt (or a node of one) denotes: the active tile of its
+        block, a persistent rdim's whole extent (padded to its width), or a block used as
+        a plain size (every lane in range)."""
+        val = arg.meta.get("val") if isinstance(arg, fx.Node) else arg
+        if isinstance(arg, fx.Node) and arg.target is _tracing_ops._get_symnode and val == 1:
+            return Tile(0, 1, 1, 1)  # the block var of an extent-1 axis is the literal 1
+        if not isinstance(val, torch.SymInt):
+            return None
+        origin = self.ctx.origin(val.node.expr)
+        if not isinstance(origin, BlockSizeOrigin):
+            return None
+        if origin.block_id in self.tiles:
+            return self.tiles[origin.block_id]
+        info = self.ctx.block_sizes[origin.block_id]
+        width = self.ctx.block_size_values.get(origin.block_id)
+        if info.reduction:
+            extent = info.size if isinstance(info.size, int) else self.index_value(info.size)
+            return Tile(0, extent, extent if width is None else width, extent)
+        size = self.block_value(origin.block_id) if width is None else width
+        return Tile(0, size, size, size)
+
+    def masked_dims(self, val: Any) -> list[LaneBound]:
+        """The bound of each dim of a tile value whose lanes may be padding (past the
+        extent, or past a jagged row's end): read off the symbolic meta, whose dims are
+        block-size SymInts."""
+        shape = getattr(val, "shape", ())
+        blocks = [self.block_id_of(size) for size in shape]
+        found = []
+        for dim, block_id in enumerate(blocks):
+            if block_id is None or not (
+                block_id in self.tiles or self.ctx.block_sizes[block_id].reduction
+            ):
+                continue
+            tile = self.tile_of(shape[dim])
+            if block_id in self.jagged_parents:
+                parent, parent_blocks = self.jagged_parents[block_id]
+                if any(b not in blocks for b in parent_blocks):
+                    raise HelionMLIRError(
+                        f"a jagged tile (block {block_id}) is used without its parent tile's dims"
+                    )
+                found.append(
+                    LaneBound(
+                        dim,
+                        tile.size,
+                        parent,
+                        tile.offset,
+                        tuple(blocks.index(b) for b in parent_blocks),
+                    )
+                )
+            elif tile.padded:
+                found.append(LaneBound(dim, tile.size))
+        return found
+
+    def block_id_of(self, size: Any) -> int | None:
+        """The block id whose size SymInt this is, else None."""
+        if not isinstance(size, torch.SymInt):
+            return None
+        origin = self.ctx.origin(size.node.expr)
+        return origin.block_id if isinstance(origin, BlockSizeOrigin) else None
+
+    def tensor_dim(self, value: Value, dim: int) -> str:
+        ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_dim{dim}")
+        self.builder.emit(
+            f"{ssa} = tensor.dim {value.ssa}, {self.builder.index(dim)} : {value.type}"
+        )
+        return ssa
+
+    # -------------------------------------------------------------- casting
+    def coerce(self, value: Value, ty: str) -> Value:
+        """tensor.cast between static and dynamic forms of the same tensor type."""
+        if value.type == ty:
+            return value
+        ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_cast")
+        self.builder.emit(f"{ssa} = tensor.cast {value.ssa} : {value.type} to {ty}")
+        return Value(ssa, ty)
+
+    def convert(self, value: TypedValue, dtype: torch.dtype, name: str) -> TypedValue:
+        """prims.convert_element_type when the dtype differs (stores cast, as Helion's do)."""
+        if value.val.dtype == dtype:
+            return value
+        return self.torch_call(
+            f"{name}_cast", torch.ops.prims.convert_element_type.default, value, dtype
+        )
+
+    # ----------------------------------------------------------------- ATen
+    def aten_compute(self, node: fx.Node) -> Any:
+        """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
+        args, kwargs = restored_args(node)
+        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
+        if (
+            isinstance(node.meta.get("lowering"), PointwiseLowering)
+            or node.target in BROADCASTING_VIEWS
+        ):
+            args = [self.aligned_by_tile(node, a) for a in args]
+        return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
+
+    def aligned_by_tile(self, node: fx.Node, arg: Any) -> Any:
+        """An operand of lower rank whose dims are tiles of the result, but not its trailing
+        ones (`a[t0, t1] + b[t0]`): Helion broadcasts by tile, so unit dims go where the
+        result's other tiles are (b as [t0, 1]); torch's trailing rule would pair t0 with t1."""
+        val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
+        result = node.meta["val"]
+        if (
+            not isinstance(val, torch.Tensor)
+            or not isinstance(result, torch.Tensor)
+            or not 0 < val.dim() < result.dim()
+        ):
+            return arg
+        out = result.shape
+        positions = tile_positions(val.shape, out)
+        if positions is None:
+            return arg
+        index = [slice(None) if d in positions else None for d in range(len(out))]
+        fake = fake_empty(
+            val,
+            [val.shape[positions.index(d)] if d in positions else 1 for d in range(len(out))],
+            val.dtype,
+        )
+        static = self.static_meta(fake)
+        return TypedValue(
+            expand_dims(self, f"{arg.name}_by_tile", self.value(arg), index, mlir_type(static)),
+            static,
+        )
+
+    def emit_torch_op(
+        self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
+    ) -> Any:
+        by_node: dict[object, aten_import.Operand] = {}
+
+        def operand(arg: Any) -> Any:
+            if isinstance(arg, TypedValue):
+                key = arg.value.ssa
+                if key not in by_node:
+                    by_node[key] = aten_import.Operand(arg.val, arg.value.ssa, arg.value.type)
+                return by_node[key]
+            if isinstance(arg, fx.Node) and isinstance(
+                width := self.static_size(arg.meta.get("val")), int
+            ):
+                return width
+            if isinstance(arg, fx.Node):
+                # two nodes of one value (`t1 = t0` is a _new_var) are one operand: the
+                # import names each operand after its bridged value
+                value = self.node_values.get(arg)
+                key = value.ssa if isinstance(value, Value) else arg
+                if key not in by_node:
+                    by_node[key] = self.torch_operand(arg)
+                return by_node[key]
+            if isinstance(arg, (list, tuple)):
+                return type(arg)(operand(a) for a in arg)
+            return arg
+
+        op_args = [operand(a) for a in args]
+        op_kwargs = {k: operand(v) for k, v in kwargs.items()}
+        operands = list(by_node.values())
+        imported = aten_import.import_aten(target, op_args, op_kwargs, operands, result)
+        bridged = [self.to_torch(o, t) for o, t in zip(operands, imported.input_types, strict=True)]
+        inlined = aten_import.inline(
+            imported, bridged, name, self.builder.fresh, self.builder.reserve
+        )
+        for line in inlined.lines:
+            self.builder.emit(line)
+        results = result if isinstance(result, (list, tuple)) else [result]
+        values = [
+            self.from_torch(name, r, t, val)
+            for r, t, val in zip(inlined.results, inlined.result_types, results, strict=True)
+        ]
+        return values if isinstance(result, (list, tuple)) else values[0]
+
+    def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
+        """One torch op inside a rule: operands are nodes or TypedValues; the result's
+        meta comes from running the op on the operands' FakeTensors."""
+
+        def meta(a: Any) -> Any:
+            return (
+                a.val if isinstance(a, TypedValue) else self.val(a) if isinstance(a, fx.Node) else a
+            )
+
+        fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
+        return TypedValue(self.emit_torch_op(name, target, args, kwargs, fake), fake)
+
+    def predicate(self, value: Any) -> str:
+        """An i1 SSA value with Python's truth of a condition: a Python bool, a SymBool
+        comparison, a number or a 0-d tensor (bool, or != 0 otherwise)."""
+        b = self.builder
+        if isinstance(value, bool):
+            return b.constant("true" if value else "false", "i1", "true" if value else "false")
+        if not isinstance(value, Value) or not (
+            value.type in ("i1", "index", "f64")
+            or (value.type.startswith("tensor<") and "x" not in value.type)
+        ):
+            raise HelionMLIRError(f"predicate {value} is not a scalar or a 0-d tensor")
+        if value.type.startswith("tensor<"):
+            item = b.fresh(f"{value.ssa.lstrip('%')}_cond")
+            b.emit(f"{item} = tensor.extract {value.ssa}[] : {value.type}")
+            value = Value(item, value.type[len("tensor<") : -1])
+        if value.type == "i1":
+            return value.ssa
+        floating = value.type.startswith(("f", "bf"))
+        zero, ssa = b.constant("0.0" if floating else "0", value.type, "zero"), b.fresh("truth")
+        b.emit(
+            f"{ssa} = {'arith.cmpf une' if floating else 'arith.cmpi ne'}, {value.ssa}, {zero} : {value.type}"
+        )
+        return ssa
+
+    def typed(self, node: fx.Node) -> TypedValue:
+        return TypedValue(self.value(node), self.val(node))
+
+    def torch_operand(self, node: fx.Node) -> aten_import.Operand:
+        """A node as an op operand (a block-size SymInt is the block's width, as a shape
+        and as a number)."""
+        val = self.val(node)
+        if isinstance(val, torch.Tensor):
+            v = self.value(node)
+            return aten_import.Operand(val, v.ssa, v.type)
+        if isinstance(val, torch.SymInt):
+            return aten_import.Operand(val, self.index_value(node), "index")
+        if isinstance(val, torch.SymFloat):
+            return aten_import.Operand(val, self.scalar_float(val), "f64")
+        raise HelionMLIRError(f"operand {node.name} of type {type(val).__name__} is not supported")
+
+    def scalar_float(self, val: torch.SymFloat) -> str:
+        """An f64 value for a SymFloat: a scalar arg or an expression of them."""
+        return symbols.emit_float_expr(self, sympy.sympify(val.node.expr))
+
+    def to_torch(self, operand: aten_import.Operand, torch_type: str) -> str:
+        """torch_c bridge of a builtin value, reused while it is in scope."""
+        key = f"{operand.ssa}:{torch_type}"
+        for scope in reversed(self.bridges):
+            if key in scope:
+                return scope[key]
+        ssa = self._bridge(operand, torch_type)
+        self.bridges[-1][key] = ssa
+        return ssa
+
+    def _bridge(self, operand: aten_import.Operand, torch_type: str) -> str:
+        b = self.builder
+        ssa = b.fresh(f"{operand.ssa.lstrip('%').split('#')[0]}_vt")
+        if operand.mlir_type == "index":
+            as_i64 = b.fresh(f"{operand.ssa.lstrip('%')}_i64")
+            b.emit(f"{as_i64} = arith.index_cast {operand.ssa} : index to i64")
+            b.emit(f"{ssa} = torch_c.from_i64 {as_i64}")
+        elif operand.mlir_type == "f64":
+            b.emit(f"{ssa} = torch_c.from_f64 {operand.ssa}")
+        else:
+            b.emit(
+                f"{ssa} = torch_c.from_builtin_tensor {operand.ssa} : {operand.mlir_type} -> {torch_type}"
+            )
+        return ssa
+
+    def from_torch(self, name: str, torch_ssa: str, torch_type: str, val: Any) -> Value:
+        ty = mlir_type(val)
+        ssa = self.builder.fresh(name)
+        self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
+        self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
+        return Value(ssa, ty)
+
+
+# Ops besides the pointwise ones whose operand broadcasts to the result's shape.
+BROADCASTING_VIEWS = (
+    torch.ops.aten.expand.default,
+    torch.ops.aten.expand_as.default,
+    torch.ops.aten.broadcast_to.default,
+)
+
+
+def tile_positions(shape: Sequence[Any], out: Sequence[Any]) -> list[int] | None:
+    """Where each dim of `shape` lies in `out` when torch's trailing alignment would pair
+    different symbols but matching the same symbols in order places every dim; else None."""
+    same = lambda a, b: str(a) == str(b)  # noqa: E731 - SymInts compare by expression, no guard
+    trailing = all(
+        same(a, b) or (isinstance(a, int) and a == 1)
+        for a, b in zip(reversed(shape), reversed(out))
+    )
+    if trailing:
+        return None
+    positions, start = [], 0
+    for size in shape:
+        found = next((d for d in range(start, len(out)) if same(size, out[d])), None)
+        if found is None:
+            return None
+        positions.append(found)
+        start = found + 1
+    return positions

@@ -1,0 +1,285 @@
+"""Transcendental math as polynomials in arith and math.fma, through the MLIR bindings.
+
+LLVM lowers `math.exp` on a vector to one libm call per lane, and this stack has no
+`math-polynomial-approximation` pass. Each op here becomes branch-free f32 code that
+vectorizes: range reduction, a polynomial (Cody-Waite splitting of ln 2 and Cephes'
+coefficients), and the exponent rebuilt in the float's bits. f16 and bf16 compute in f32.
+Special values follow IEEE as PyTorch does: NaN in, NaN out; exp overflows to inf and
+underflows through the subnormals to 0; log of 0 is -inf, of a negative is NaN; tanh and
+erf saturate at +-1 and keep the sign of 0. Sigmoid, softplus and SiLU reach here as exp
+and log (torch-to-linalg decomposes them); rsqrt and sqrt are single instructions already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, math
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import ops_where
+
+LOG2E = 1.44269504088896341
+LN2 = 0.693147180559945309
+LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4  # LN2_HI has few bits: n * LN2_HI is exact
+EXP_POLY = (
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)
+LOG_POLY = (
+    7.0376836292e-2,
+    -1.1514610310e-1,
+    1.1676998740e-1,
+    -1.2420140846e-1,
+    1.4249322787e-1,
+    -1.6668057665e-1,
+    2.0000714765e-1,
+    -2.4999993993e-1,
+    3.3333331174e-1,
+)
+SQRT_HALF = 0.707106781186547524
+EXP_LOWEST, EXP_HIGHEST = -104.0, 89.0  # past these exp is 0 / inf in f32
+
+
+class F32:
+    """arith/math ops on one f32 shape (a scalar or a vector), with the i32 twin for bits."""
+
+    def __init__(self, type_: ir.Type) -> None:
+        self.type = type_
+        i32 = ir.IntegerType.get_signless(32)
+        self.int_type = (
+            ir.VectorType.get(type_.shape, i32) if isinstance(type_, ir.VectorType) else i32
+        )
+        self.bool_type = (
+            ir.VectorType.get(type_.shape, ir.IntegerType.get_signless(1))
+            if isinstance(type_, ir.VectorType)
+            else ir.IntegerType.get_signless(1)
+        )
+
+    def const(self, value: float) -> ir.Value:
+        return self._splat(self.type, ir.FloatAttr.get(ir.F32Type.get(), value))
+
+    def iconst(self, value: int) -> ir.Value:
+        return self._splat(
+            self.int_type, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value)
+        )
+
+    @staticmethod
+    def _splat(type_: ir.Type, scalar: ir.Attribute) -> ir.Value:
+        attr = (
+            ir.DenseElementsAttr.get_splat(type_, scalar)
+            if isinstance(type_, ir.VectorType)
+            else scalar
+        )
+        return arith.ConstantOp(type_, attr).result
+
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        return math.fma(a, b, c)
+
+    def poly(self, x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+        """Horner: c0 x^(n-1) + ... + c(n-1), one fma per step."""
+        acc = self.const(coefficients[0])
+        for c in coefficients[1:]:
+            acc = self.fma(acc, x, self.const(c))
+        return acc
+
+    def cmp(self, predicate: arith.CmpFPredicate, a: ir.Value, b: ir.Value) -> ir.Value:
+        return arith.cmpf(predicate, a, b)
+
+    def select(self, cond: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+        return arith.select(cond, a, b)
+
+    def to_bits(self, x: ir.Value) -> ir.Value:
+        return arith.bitcast(self.int_type, x)
+
+    def from_bits(self, x: ir.Value) -> ir.Value:
+        return arith.bitcast(self.type, x)
+
+    def pow2(self, n: ir.Value) -> ir.Value:
+        """2^n for an i32 n in the normal exponent range."""
+        return self.from_bits(arith.shli(arith.addi(n, self.iconst(127)), self.iconst(23)))
+
+
+def _exp_reduced(f: F32, r: ir.Value) -> ir.Value:
+    """e^r for |r| <= ln2/2."""
+    r2 = arith.mulf(r, r)
+    return arith.addf(f.fma(f.poly(r, EXP_POLY), r2, r), f.const(1.0))
+
+
+def _scale(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2^n for n in [-150, 128], as two normal factors so subnormal results stay exact."""
+    ni = arith.fptosi(f.int_type, n)
+    half = arith.shrsi(ni, f.iconst(1))
+    return arith.mulf(arith.mulf(p, f.pow2(half)), f.pow2(arith.subi(ni, half)))
+
+
+def _clamp(f: F32, x: ir.Value, low: float, high: float) -> ir.Value:
+    """NaN stays NaN (minimumf/maximumf propagate it)."""
+    return arith.minimumf(arith.maximumf(x, f.const(low)), f.const(high))
+
+
+def exp(f: F32, x: ir.Value) -> ir.Value:
+    x = _clamp(f, x, EXP_LOWEST, EXP_HIGHEST)
+    n = math.roundeven(arith.mulf(x, f.const(LOG2E)))
+    r = f.fma(n, f.const(-LN2_HI), x)
+    r = f.fma(n, f.const(-LN2_LO), r)
+    return _scale(f, _exp_reduced(f, r), n)
+
+
+def exp2(f: F32, x: ir.Value) -> ir.Value:
+    x = _clamp(f, x, EXP_LOWEST * LOG2E, EXP_HIGHEST * LOG2E)
+    n = math.roundeven(x)
+    r = arith.mulf(arith.subf(x, n), f.const(LN2))
+    return _scale(f, _exp_reduced(f, r), n)
+
+
+def log(f: F32, x: ir.Value) -> ir.Value:
+    """x = m 2^e with m in [sqrt(1/2), sqrt(2)): log x = e ln2 + log m, log m a polynomial."""
+    subnormal = f.cmp(arith.CmpFPredicate.OLT, x, f.const(2.0**-126))
+    scaled = f.select(subnormal, arith.mulf(x, f.const(2.0**23)), x)
+    bits = f.to_bits(scaled)
+    e = arith.subi(arith.shrui(bits, f.iconst(23)), f.iconst(126))
+    e = arith.subi(e, arith.select(subnormal, f.iconst(23), f.iconst(0)))
+    m = f.from_bits(
+        arith.ori(arith.andi(bits, f.iconst(0x007FFFFF)), f.iconst(0x3F000000))
+    )  # [0.5, 1)
+    small = f.cmp(arith.CmpFPredicate.OLT, m, f.const(SQRT_HALF))
+    e = arith.subi(e, arith.select(small, f.iconst(1), f.iconst(0)))
+    m = arith.subf(f.select(small, arith.addf(m, m), m), f.const(1.0))
+    ef = arith.sitofp(f.type, e)
+    z = arith.mulf(m, m)
+    y = arith.mulf(arith.mulf(m, z), f.poly(m, LOG_POLY))
+    y = f.fma(ef, f.const(LN2_LO), y)
+    y = f.fma(z, f.const(-0.5), y)
+    result = f.fma(ef, f.const(LN2_HI), arith.addf(m, y))
+    return _log_special(f, x, result)
+
+
+def _log_special(f: F32, x: ir.Value, result: ir.Value) -> ir.Value:
+    inf = float("inf")
+    result = f.select(f.cmp(arith.CmpFPredicate.OEQ, x, f.const(inf)), f.const(inf), result)
+    result = f.select(f.cmp(arith.CmpFPredicate.OEQ, x, f.const(0.0)), f.const(-inf), result)
+    return f.select(f.cmp(arith.CmpFPredicate.ULT, x, f.const(0.0)), f.const(float("nan")), result)
+
+
+def tanh(f: F32, x: ir.Value) -> ir.Value:
+    """An odd polynomial below TANH_SMALL; else 1 - 2 / (e^2|x| + 1), which is 1 once e^2|x| is inf."""
+    a = math.absf(x)
+    z = arith.mulf(x, x)
+    small = f.fma(arith.mulf(f.poly(z, TANH_POLY), z), x, x)
+    e = exp(f, arith.addf(a, a))
+    large = arith.subf(f.const(1.0), arith.divf(f.const(2.0), arith.addf(e, f.const(1.0))))
+    return f.select(
+        f.cmp(arith.CmpFPredicate.OLT, a, f.const(TANH_SMALL)), small, math.copysign(large, x)
+    )
+
+
+def erf(f: F32, x: ir.Value) -> ir.Value:
+    """x P(x^2) below 1; else 1 - e^(-x^2) Q(1/x^2) / |x| (Q per range), sign restored."""
+    small = arith.mulf(x, f.poly(arith.mulf(x, x), ERF_POLY))
+    a = _clamp(f, math.absf(x), 1.0, ERF_ONE)
+    q = arith.divf(f.const(1.0), a)
+    y = arith.mulf(q, q)
+    p = f.select(
+        f.cmp(arith.CmpFPredicate.OLT, a, f.const(2.0)),
+        f.poly(y, ERFC_POLY_BELOW_2),
+        f.poly(y, ERFC_POLY_FROM_2),
+    )
+    tail = arith.mulf(arith.mulf(exp(f, arith.negf(arith.mulf(a, a))), q), p)
+    large = math.copysign(arith.subf(f.const(1.0), tail), x)
+    return f.select(f.cmp(arith.CmpFPredicate.OLT, math.absf(x), f.const(1.0)), small, large)
+
+
+TANH_SMALL = 0.625
+TANH_POLY = (
+    -5.70498872745e-3,
+    2.06390887954e-2,
+    -5.37397155531e-2,
+    1.33314422036e-1,
+    -3.33332819422e-1,
+)
+ERF_ONE = 10.0  # erf is 1 in f32 from about 3.9 on
+ERF_POLY = (
+    7.853861353153693e-5,
+    -8.010193625184903e-4,
+    5.188327685732524e-3,
+    -2.685381193529856e-2,
+    1.128358514861418e-1,
+    -3.761262582423300e-1,
+    1.128379165726710e0,
+)
+ERFC_POLY_BELOW_2 = (
+    2.326819970068386e-2,
+    -1.387039388740657e-1,
+    3.687424674597105e-1,
+    -5.824733027278666e-1,
+    6.210004621745983e-1,
+    -4.944515323274145e-1,
+    3.404879937665872e-1,
+    -2.741127028184656e-1,
+    5.638259427386472e-1,
+)
+ERFC_POLY_FROM_2 = (
+    -1.047766399936249e1,
+    1.297719955372516e1,
+    -7.495518717768503e0,
+    2.921019019210786e0,
+    -1.015265279202700e0,
+    4.218463358204948e-1,
+    -2.820767439740514e-1,
+    5.641895067754075e-1,
+)
+
+APPROXIMATIONS: dict[str, Callable[[F32, ir.Value], ir.Value]] = {
+    "math.exp": exp,
+    "math.exp2": exp2,
+    "math.log": log,
+    "math.tanh": tanh,
+    "math.erf": erf,
+}
+COMPUTED_IN_F32 = {"f16", "bf16", "f32"}
+
+
+def approximate_math(module: ir.Module) -> None:
+    """Replace each f32/f16/bf16 op in APPROXIMATIONS (scalar or vector) by its polynomial."""
+    with mlir_context():
+        for op in _math_ops(module):
+            with ir.InsertionPoint(op), op.location:
+                value = _approximated(op)
+            op.results[0].replace_all_uses_with(value)
+            op.erase()
+
+
+def _math_ops(module: ir.Module) -> list[ir.Operation]:
+    return ops_where(
+        module,
+        lambda op: (
+            op.name in APPROXIMATIONS
+            and not isinstance(op.results[0].type, ir.RankedTensorType)
+            and str(_element_type(op.results[0].type)) in COMPUTED_IN_F32
+        ),
+    )
+
+
+def _element_type(type_: ir.Type) -> ir.Type:
+    return type_.element_type if isinstance(type_, ir.VectorType) else type_
+
+
+def _approximated(op: ir.Operation) -> ir.Value:
+    """In f32; f16/bf16 extended before and truncated after."""
+    type_ = op.results[0].type
+    f32_type = (
+        ir.VectorType.get(type_.shape, ir.F32Type.get())
+        if isinstance(type_, ir.VectorType)
+        else ir.F32Type.get()
+    )
+    x = op.operands[0]
+    if type_ != f32_type:
+        x = arith.extf(f32_type, x)
+    value = APPROXIMATIONS[op.name](F32(f32_type), x)
+    return value if type_ == f32_type else arith.truncf(type_, value)

@@ -1,0 +1,102 @@
+"""bf16 in the LLVM dialect for CPUs without bf16 instructions (AVX2, no AVX512-BF16).
+
+`arith-expand` turns our own `arith.truncf`s to bf16 into integer ops, but LLVM's X86
+back end legalizes what bf16 vector code is left (the blend of a masked load with its
+pass-through lanes) through f32, element by element: a bf16 softmax took 70 s to compile
+instead of 7, and each lane calls `__truncsfbf2` to narrow back, a compiler-rt/libgcc
+routine that neither torch's process nor the JIT may export (libgcc has it since GCC 13),
+so the kernel failed to link. Two steps, both on the LLVM dialect:
+- `bf16_moves_as_i16`: masked loads and selects of bf16 move the same bits as i16, which
+  every CPU blends natively;
+- `define_bf16_truncation`: a module still holding bf16 values defines `__truncsfbf2`
+  itself, weak, so that a runtime's own copy wins where there is one.
+"""
+
+from __future__ import annotations
+
+from torch_mlir import ir
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import ops_where
+
+NAME = "__truncsfbf2"
+
+# Round to nearest even on the high 16 bits; a NaN stays a quiet NaN (its payload's top bits).
+TRUNCATION = f"""
+module {{
+  llvm.func weak @{NAME}(%x: f32) -> bf16 {{
+    %sixteen = llvm.mlir.constant(16 : i32) : i32
+    %one = llvm.mlir.constant(1 : i32) : i32
+    %half = llvm.mlir.constant(32767 : i32) : i32
+    %quiet_bit = llvm.mlir.constant(64 : i32) : i32
+    %bits = llvm.bitcast %x : f32 to i32
+    %high = llvm.lshr %bits, %sixteen : i32
+    %odd = llvm.and %high, %one : i32
+    %bias = llvm.add %half, %odd : i32
+    %biased = llvm.add %bits, %bias : i32
+    %rounded = llvm.lshr %biased, %sixteen : i32
+    %quiet = llvm.or %high, %quiet_bit : i32
+    %nan = llvm.fcmp "uno" %x, %x : f32
+    %chosen = llvm.select %nan, %quiet, %rounded : i1, i32
+    %narrow = llvm.trunc %chosen : i32 to i16
+    %result = llvm.bitcast %narrow : i16 to bf16
+    llvm.return %result : bf16
+  }}
+}}
+"""
+
+
+def bf16_moves_as_i16(module: ir.Module) -> None:
+    """Masked loads and selects of bf16 values as the same ops on i16 between bitcasts."""
+    for op in ops_where(module, lambda op: op.name in _MOVES and "bf16" in str(op.results[0].type)):
+        with ir.InsertionPoint(op), op.location:
+            _as_i16(op)
+
+
+# op name -> the operands that carry bf16 values (the others: pointer, mask, condition)
+_MOVES = {"llvm.intr.masked.load": (2,), "llvm.select": (1, 2)}
+
+
+def _as_i16(op: ir.Operation) -> None:
+    def bitcast(value: ir.Value, ty: ir.Type) -> ir.Value:
+        return ir.Operation.create("llvm.bitcast", results=[ty], operands=[value]).result
+
+    bits = _i16_like(op.results[0].type)
+    operands = [bitcast(v, bits) if i in _MOVES[op.name] else v for i, v in enumerate(op.operands)]
+    moved = ir.Operation.create(
+        op.name,
+        results=[bits],
+        operands=operands,
+        attributes={name: op.attributes[name] for name in op.attributes},
+    )
+    op.results[0].replace_all_uses_with(bitcast(moved.result, op.results[0].type))
+    op.erase()
+
+
+def _i16_like(ty: ir.Type) -> ir.Type:
+    i16 = ir.IntegerType.get_signless(16)
+    return ir.VectorType.get(ir.VectorType(ty).shape, i16) if isinstance(ty, ir.VectorType) else i16
+
+
+def _uses_bf16(op: ir.Operation) -> bool:
+    types = [*(r.type for r in op.results), *(o.type for o in op.operands)]
+    return any("bf16" in str(t) for t in types)
+
+
+def define_bf16_truncation(module: ir.Module) -> None:
+    """Add `__truncsfbf2` to a module in the LLVM dialect that has bf16 values (in place of
+    a declaration of it, which the module's own calls may have added)."""
+    existing = ops_where(
+        module,
+        lambda op: (
+            op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == NAME
+        ),
+    )
+    if any(len(op.regions[0].blocks) for op in existing) or not ops_where(module, _uses_bf16):
+        return
+    for declaration in existing:
+        declaration.erase()
+    with mlir_context():
+        definition = ir.Module.parse(TRUNCATION)  # alive until its ops are moved
+        for op in list(definition.body.operations):
+            module.body.append(op.detach_from_parent())

@@ -1,0 +1,562 @@
+"""Vector schedules for tile bodies, applied with the transform dialect.
+
+Tile bodies have static block-size shapes, so each linalg op in them can be cut into
+register-sized tiles and vectorized without masks: one schedule per op class (elementwise,
+reduction, matmul, padded load). Ops a schedule does not fit (dynamic shapes, element types
+the vector lowering does not handle here) stay scalar loops; a vectorization the transform
+dialect refuses leaves its op unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, vector
+from torch_mlir.dialects import memref as memref_dialect
+from torch_mlir.dialects.transform import interpreter
+
+from helion_fx_mlir.errors import RewriteError
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import ops_named, ops_where
+
+TAG = "helion.schedule"
+VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
+HALF_TYPES = {"f16", "bf16"}
+LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
+MATMUL_TILE = (8, 32)  # accumulator rows x columns held in registers across the K loop
+MAX_ROWS = 128  # 1-D transfers an n-D one may unroll into (compile time grows with them)
+MIN_LANES = 4
+# Elements one transfer may move: LLVM legalizes a huge vector type slowly (minutes for
+# vector<64x8192xf32>) and, for bf16, into stores it cannot select.
+MAX_TRANSFER = 16384
+SCALAR_ONLY_OPS = {"math.fpowi", "math.ipowi"}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Register tile (per loop; 0 keeps the loop whole) and the vector shape of one tile."""
+
+    tile: tuple[int, ...]
+    vector: tuple[int, ...]
+    contraction: bool = False  # vectorized as vector.contract (FMAs), not multiply + reduce
+    split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
+
+
+def vectorize_tile_bodies(module: ir.Module) -> None:
+    """Tile and vectorize every linalg op and padded load a schedule fits."""
+    with mlir_context():
+        groups: dict[Schedule, int] = {}
+        for op in _candidates(module):
+            schedule = schedule_for(op)
+            if schedule is not None:
+                op.attributes[TAG] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
+                )
+        if groups:
+            _apply(module, transform_script(groups))
+        for op in _tagged(module):
+            del op.attributes[TAG]
+        _widen_contractions(module)
+
+
+def _widen_contractions(module: ir.Module) -> None:
+    """A bf16/f16 contraction into f32 gets its operands extended first: the outer-product
+    lowering takes one element type (AVX-512 has FMAs in f32)."""
+    for op in ops_named(module, "vector.contract"):
+        acc_type = op.operands[2].type.element_type
+        if all(v.type.element_type == acc_type for v in op.operands[:2]):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            wide = [_extended(v, acc_type) for v in op.operands[:2]]
+            new = ir.Operation.create(
+                "vector.contract",
+                results=[op.results[0].type],
+                operands=[*wide, *op.operands[2:]],
+                attributes={name: op.attributes[name] for name in op.attributes},
+            )
+        op.results[0].replace_all_uses_with(new.results[0])
+        op.erase()
+
+
+def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
+    if value.type.element_type == element:
+        return value
+    wide = ir.VectorType.get(value.type.shape, element)
+    if isinstance(element, ir.FloatType):
+        return arith.extf(wide, value)
+    return arith.extsi(wide, value)
+
+
+def fold_accumulations(module: ir.Module) -> None:
+    """`acc + matmul(a, b, zeros)` (how addmm and hl.dot with an accumulator arrive) becomes
+    `matmul(a, b, acc)`, and `acc + sum(x, zeros)` (a manual reduction loop's
+    `acc = acc + x.sum(0)`) becomes `sum(x, acc)`: accumulating into acc, as Helion's own
+    dot does, so the accumulator stays in registers across the loop and no second pass adds it."""
+    with mlir_context():
+        for add in ops_named(module, "linalg.generic"):
+            found = _accumulation(add)
+            if found is not None:
+                producer, acc = found
+                producer.move_before(add)
+                producer.operands[len(producer.operands) - 1] = acc
+                add.results[0].replace_all_uses_with(producer.results[0])
+                add.erase()
+
+
+def write_into_loop_carried(module: ir.Module) -> None:
+    """A loop-carried tile value (`acc`, `m_i`, `l_i` of a loop over tiles) that is computed
+    into a fresh `tensor.empty` each iteration is computed into the loop's own iter_arg
+    instead, so bufferization can update one buffer in place rather than allocate a new
+    one per iteration. The chain is followed back through the ops that write into their
+    init (`matmul(p, v, acc * alpha)`) to the op that starts from an empty tensor; that op
+    must not read its init. Where the old value is still read later, bufferization copies."""
+    with mlir_context():
+        for loop in ops_named(module, "affine.for", "scf.for"):
+            body = loop.regions[0].blocks[0]
+            carried = list(body.arguments)[1:]
+            yielded = list(body.operations)[-1].operands
+            for value, iter_arg in zip(yielded, carried):
+                start = _empty_started(value, body)
+                if start is not None and iter_arg.type == start.operands[-1].type:
+                    start.operands[len(start.operands) - 1] = iter_arg
+                    _read_through_init(start)
+
+
+def _read_through_init(op: ir.Operation) -> None:
+    """An input that is the op's own init, read at the same place as it is written
+    (`acc * alpha` into acc), is read through the init's block argument instead: tiled, the
+    op then reads each tile from the buffer it updates, not from the value before the
+    update, which bufferization would have to copy to keep."""
+    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+    args = list(op.regions[0].blocks[0].arguments)
+    init = op.operands[len(op.operands) - 1]
+    for value, amap, arg in zip(list(op.operands)[:-1], maps, args):
+        if value == init and amap == maps[-1]:
+            arg.replace_all_uses_with(args[-1])
+
+
+def _empty_started(value: ir.Value, body: ir.Block) -> ir.Operation | None:
+    """The linalg op in `body` at the start of value's chain of inits, if it writes a
+    tensor.empty it never reads."""
+    for _ in range(8):
+        owner = value.owner
+        if (
+            not isinstance(owner, ir.OpView)
+            or not owner.name.startswith("linalg.")
+            or len(owner.results) != 1
+            or owner.operation.block != body
+        ):
+            return None
+        init = owner.operands[-1]
+        if isinstance(init.owner, ir.OpView) and init.owner.name == "tensor.empty":
+            return (
+                owner.operation
+                if owner.name == "linalg.generic" and not _reads_init(owner)
+                else None
+            )
+        value = init
+    return None
+
+
+def _reads_init(op: ir.OpView) -> bool:
+    return any(True for _ in list(op.regions[0].blocks[0].arguments)[-1].uses)
+
+
+def _accumulation(add: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
+    """(producer, acc) when `add` is an elementwise acc + (a matmul or sum from zeros), the
+    sole use of that producer."""
+    if len(add.operands) != 3 or not _is_add_of_inputs(add):
+        return None
+    if any(
+        str(ir.AffineMapAttr(m).value)
+        != str(ir.AffineMap.get_identity(ir.AffineMapAttr(m).value.n_dims))
+        for m in ir.ArrayAttr(add.attributes["indexing_maps"])
+    ):
+        return None
+    for value, acc in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        producer = value.owner
+        if (
+            isinstance(producer, ir.OpView)
+            and _accumulates_into_init(producer)
+            and _from_zeros(producer.operands[-1])
+            and _single_use(value)
+            and acc.type == value.type == add.results[0].type
+        ):
+            return producer.operation, acc
+    return None
+
+
+def _is_add_of_inputs(op: ir.Operation) -> bool:
+    """A linalg.generic whose body is `yield in0 + in1`."""
+    block = op.regions[0].blocks[0]
+    args = list(block.arguments)
+    return len(args) == 3 and _yields_sum(block, args[0], args[1])
+
+
+def _accumulates_into_init(op: ir.OpView) -> bool:
+    """A plain matmul, or a one-input sum reduction (`yield in + out`): adding its init to
+    its result is the same as starting from that init."""
+    if op.name in PLAIN_MAPS:
+        return True
+    if (
+        op.name != "linalg.generic"
+        or len(op.operands) != 2
+        or len(op.results) != 1
+        or "reduction" not in str(op.attributes["iterator_types"])
+    ):
+        return False
+    block = op.regions[0].blocks[0]
+    inp, out = list(block.arguments)
+    return _yields_sum(block, inp, out)
+
+
+def _yields_sum(block: ir.Block, first: ir.Value, second: ir.Value) -> bool:
+    """The block is `yield first + second` (floating point)."""
+    body = list(block.operations)
+    return (
+        len(body) == 2
+        and body[0].name == "arith.addf"
+        and set(body[0].operands) == {first, second}
+        and body[1].operands[0] == body[0].results[0]
+    )
+
+
+def _from_zeros(value: ir.Value) -> bool:
+    fill = value.owner
+    if not isinstance(fill, ir.OpView) or fill.name != "linalg.fill":
+        return False
+    scalar = fill.operands[0].owner
+    return (
+        isinstance(scalar, ir.OpView)
+        and scalar.name == "arith.constant"
+        and str(scalar.attributes["value"]).split(":")[0].strip() in {"0.000000e+00", "0"}
+    )
+
+
+def _single_use(value: ir.Value) -> bool:
+    return sum(1 for _ in value.uses) == 1
+
+
+def _candidates(module: ir.Module) -> list[ir.Operation]:
+    return ops_named(module, *SCHEDULERS)
+
+
+def _tagged(module: ir.Module) -> list[ir.Operation]:
+    return ops_where(module, lambda op: TAG in op.attributes)
+
+
+def schedule_for(op: ir.Operation) -> Schedule | None:
+    """The op's schedule, or None to leave it scalar."""
+    checked = op.results if op.name == "tensor.pad" else [*op.operands, *op.results]
+    if not all(_vectorizable(v.type) for v in checked) or _has_scalar_only_op(op):
+        return None
+    return SCHEDULERS[op.name](op)
+
+
+def _has_scalar_only_op(op: ir.Operation) -> bool:
+    """A body op whose LLVM lowering takes scalars only (llvm.intr.powi's exponent)."""
+    return op.name != "tensor.pad" and any(
+        inner.name in SCALAR_ONLY_OPS for inner in op.regions[0].blocks[0].operations
+    )
+
+
+def _vectorizable(type_: ir.Type) -> bool:
+    if not isinstance(type_, ir.ShapedType):
+        return str(type_) in VECTOR_ELEMENT_TYPES or isinstance(type_, ir.IndexType)
+    shaped = type_
+    return shaped.has_static_shape and str(shaped.element_type) in VECTOR_ELEMENT_TYPES
+
+
+def _shape(value: ir.Value) -> list[int]:
+    return list(ir.ShapedType(value.type).shape)
+
+
+def _inner(extent: int) -> int:
+    """Lanes along the innermost parallel dim: the whole dim up to LANES, else a divisor."""
+    if extent <= LANES:
+        return extent
+    return next((w for w in (LANES, LANES // 2, LANES // 4) if extent % w == 0), LANES)
+
+
+def _schedule(
+    extents: Sequence[int], tile: Sequence[int], contraction: bool = False
+) -> Schedule | None:
+    """Tile sizes equal to the extent keep the loop whole (0); empty ops stay as they are."""
+    if 0 in extents:
+        return None
+    sizes = tuple(0 if t >= e else t for t, e in zip(tile, extents))
+    return Schedule(sizes, tuple(min(t, e) for t, e in zip(tile, extents)), contraction)
+
+
+def _elementwise(extents: Sequence[int]) -> Schedule | None:
+    """One row at a time, LANES wide."""
+    if not extents:
+        return None
+    return _schedule(extents, [1] * (len(extents) - 1) + [_inner(extents[-1])])
+
+
+def _fill(op: ir.Operation) -> Schedule | None:
+    return _elementwise(_shape(op.results[0]))
+
+
+def _generic(op: ir.Operation) -> Schedule | None:
+    """Every loop one at a time but the innermost, LANES-wide chunks of it. Elementwise:
+    rows of vectors. An outer-dim reduction becomes vector adds of rows. An innermost
+    reduction longer than one chunk is split: chunks are combined lane by lane into a
+    LANES-wide partial accumulator held in registers, reduced across lanes once at the end."""
+    extents = _loop_extents(op)
+    if not extents:
+        return None
+    chunk = _inner(extents[-1])
+    if _innermost_reduction(op) and extents[-1] > chunk and extents[-1] % chunk == 0:
+        rows = _schedule(extents, [1] * (len(extents) - 1) + [extents[-1]])
+        return rows and dataclasses.replace(rows, split_reduction=chunk)
+    return _elementwise(extents)
+
+
+def _innermost_reduction(op: ir.Operation) -> bool:
+    """One result, only the innermost loop reduces (the split takes one reduction dim), and
+    the result's map is a projected permutation (a keepdim `0` in it does not vectorize)."""
+    kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+    result_map = ir.AffineMapAttr(list(ir.ArrayAttr(op.attributes["indexing_maps"]))[-1]).value
+    return (
+        len(op.results) == 1
+        and kinds[-1].endswith("reduction>")
+        and result_map.is_projected_permutation
+        and not any(kind.endswith("reduction>") for kind in kinds[:-1])
+    )
+
+
+def _loop_extents(op: ir.Operation) -> list[int] | None:
+    """Each loop's extent, read off an operand dim its indexing map sends it to."""
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    extents: list[int | None] = [None] * maps[0].n_dims
+    for value, amap in zip(op.operands, maps):
+        for dim, expr in zip(
+            _shape(value) if isinstance(value.type, ir.ShapedType) else [], amap.results
+        ):
+            if isinstance(expr, ir.AffineDimExpr):
+                extents[expr.position] = dim
+    return None if None in extents else [e for e in extents if e is not None]
+
+
+def _matmul(op: ir.Operation) -> Schedule | None:
+    """MATMUL_TILE of the accumulator, K one step at a time: FMAs of broadcast A values
+    with B rows into registers that stay live across the K loop."""
+    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != PLAIN_MAPS[op.name]:
+        return None  # a transposed or broadcast operand: the schedule is for plain layouts
+    *batch, m, n = _shape(op.results[0])
+    k = _shape(op.operands[0])[-1]
+    rows, cols = (_divisor(m, MATMUL_TILE[0]), _divisor(n, MATMUL_TILE[1]))
+    return _schedule([*batch, m, n, k], [1] * len(batch) + [rows, cols, 1], contraction=True)
+
+
+PLAIN_MAPS = {
+    "linalg.matmul": [
+        "(d0, d1, d2) -> (d0, d2)",
+        "(d0, d1, d2) -> (d2, d1)",
+        "(d0, d1, d2) -> (d0, d1)",
+    ],
+    "linalg.batch_matmul": [
+        "(d0, d1, d2, d3) -> (d0, d1, d3)",
+        "(d0, d1, d2, d3) -> (d0, d3, d2)",
+        "(d0, d1, d2, d3) -> (d0, d1, d2)",
+    ],
+}
+
+
+def _divisor(extent: int, most: int) -> int:
+    return next(t for t in range(min(extent, most), 0, -1) if extent % t == 0)
+
+
+def _pad(op: ir.Operation) -> Schedule | None:
+    """A padded load: one masked vector read of the block (valid lanes), the rest the pad value."""
+    shape = _shape(op.results[0])
+    return Schedule((), tuple(shape)) if unrolls_well(shape) else None
+
+
+def unrolls_well(shape: Sequence[int]) -> bool:
+    """An n-D transfer is unrolled into one 1-D transfer per row: few rows, each several
+    lanes, and not too many elements in all."""
+    return (
+        0 not in shape
+        and math.prod(shape[:-1]) <= MAX_ROWS
+        and shape[-1] >= MIN_LANES
+        and math.prod(shape) <= MAX_TRANSFER
+    )
+
+
+SCHEDULERS = {
+    "linalg.fill": _fill,
+    "linalg.generic": _generic,
+    "linalg.matmul": _matmul,
+    "linalg.batch_matmul": _matmul,
+    "tensor.pad": _pad,
+}
+
+
+def transform_script(groups: dict[Schedule, int]) -> str:
+    """One tile + vectorize per schedule, then cleanups and accumulator hoisting."""
+    body = "\n".join(_group_steps(schedule, index) for schedule, index in groups.items())
+    return f"""module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+{body}
+    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.vector.lower_masked_transfers
+    }} : !transform.any_op
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    }} : !transform.any_op
+    %loops = transform.structured.match ops{{["scf.for"]}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {{
+    ^bb0(%loop: !transform.any_op):
+      transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
+    }}
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    transform.yield
+  }}
+}}"""
+
+
+def _group_steps(schedule: Schedule, index: int) -> str:
+    any_op = "!transform.any_op"
+    match = (
+        f"    %g{index} = transform.structured.match attributes {{{TAG} = {index} : i64}} in %root"
+        f" : ({any_op}) -> {any_op}"
+    )
+    handle = f"%g{index}"
+    steps = [match]
+    if any(schedule.tile):
+        loops = sum(1 for t in schedule.tile if t)
+        results = ", ".join([f"%t{index}"] + [f"%l{index}_{i}" for i in range(loops)])
+        steps.append(
+            f"    {results} = transform.structured.tile_using_for %g{index} tile_sizes "
+            f"[{', '.join(map(str, schedule.tile))}] : ({any_op}) -> ({', '.join([any_op] * (loops + 1))})"
+        )
+        handle = f"%t{index}"
+    steps.append(
+        _split_steps(schedule, handle)
+        if schedule.split_reduction
+        else _vectorize_steps(schedule, handle)
+    )
+    return "\n".join(steps)
+
+
+def _vectorize_steps(schedule: Schedule, handle: str) -> str:
+    any_op = "!transform.any_op"
+    options = " {create_named_contraction}" if schedule.contraction else ""
+    return f"""    transform.foreach {handle} : {any_op} {{
+    ^bb0(%op: {any_op}):
+      transform.sequence %op : {any_op} failures(suppress) {{
+      ^bb1(%one: {any_op}):
+        transform.structured.vectorize %one vector_sizes [{", ".join(map(str, schedule.vector))}]{options} : {any_op}
+      }}
+    }}"""
+
+
+def _split_steps(schedule: Schedule, handle: str) -> str:
+    """The innermost reduction loop in chunks into a partial accumulator (its init the
+    combiner's neutral value), merged into the op's own init after the loop; all three vectorized."""
+    any_op = "!transform.any_op"
+    sizes = ", ".join(["0"] * (len(schedule.tile) - 1) + [str(schedule.split_reduction)])
+    return f"""    transform.foreach {handle} : {any_op} {{
+    ^bb0(%op: {any_op}):
+      transform.sequence %op : {any_op} failures(suppress) {{
+      ^bb1(%one: {any_op}):
+        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one by tile_sizes = [{sizes}]
+          : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})
+        transform.structured.vectorize %fill : {any_op}
+        transform.structured.vectorize %chunks : {any_op}
+        transform.structured.vectorize %merge : {any_op}
+      }}
+    }}"""
+
+
+def _apply(module: ir.Module, script: str) -> None:
+    transforms = ir.Module.parse(script)
+    try:
+        interpreter.apply_named_sequence(
+            module.operation, transforms.body.operations[0], transforms
+        )
+    except ir.MLIRError as err:
+        raise RewriteError("vectorize", [(module.operation.location, str(err))]) from None
+
+
+def vectorize_copies(module: ir.Module) -> None:
+    """After bufferization: a copy out of (or into) a block-shaped buffer, e.g. a tile's
+    valid lanes stored into the output, becomes one masked vector read and write. Copies
+    with no static bound stay loops."""
+    with mlir_context():
+        for op in ops_named(module, "memref.copy"):
+            bound = _copy_bound(op.operands[0]) or _copy_bound(op.operands[1])
+            if bound is not None:
+                _masked_copy(op, bound)
+
+
+def _copy_bound(value: ir.Value) -> list[int] | None:
+    """Static sizes no larger than the view's: its own, or the buffer it is a full-rank view of.
+    Not for f16/bf16: LLVM's X86 backend aborts on their masked stores ("Do not know how to
+    soft promote this operator's operand"), at every optimization level."""
+    memref = ir.MemRefType(value.type)
+    element = str(memref.element_type)
+    if element not in VECTOR_ELEMENT_TYPES or element in HALF_TYPES or memref.rank == 0:
+        return None
+    shape = list(memref.shape)
+    owner = value.owner
+    if (
+        not memref.has_static_shape
+        and isinstance(owner, ir.OpView)
+        and owner.name == "memref.subview"
+    ):
+        source = ir.MemRefType(owner.operands[0].type)
+        shape = (
+            list(source.shape) if source.rank == memref.rank and source.has_static_shape else shape
+        )
+    if any(ir.ShapedType.is_dynamic_size(d) for d in shape):
+        return None
+    return shape if unrolls_well(shape) else None
+
+
+def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
+    source, target = op.operands
+    memref = ir.MemRefType(source.type)
+    with ir.InsertionPoint(op), op.location:
+        index = ir.IndexType.get()
+        sizes = [
+            memref_dialect.dim(source, arith.ConstantOp(index, i).result)
+            for i in range(memref.rank)
+        ]
+        zero = arith.ConstantOp(index, 0).result
+        mask = vector.create_mask(ir.VectorType.get(bound, ir.IntegerType.get_signless(1)), sizes)
+        pad = arith.ConstantOp(memref.element_type, _zero_attr(memref.element_type)).result
+        identity = ir.AffineMap.get_minor_identity(memref.rank, memref.rank)
+        in_bounds = [True] * memref.rank
+        value = vector.transfer_read(
+            ir.VectorType.get(bound, memref.element_type),
+            source,
+            [zero] * memref.rank,
+            identity,
+            pad,
+            in_bounds,
+            mask=mask,
+        )
+        vector.transfer_write(
+            None, value, target, [zero] * memref.rank, identity, in_bounds, mask=mask
+        )
+    op.erase()
+
+
+def _zero_attr(element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.FloatType):
+        return ir.FloatAttr.get(element, 0.0)
+    return ir.IntegerAttr.get(element, 0)

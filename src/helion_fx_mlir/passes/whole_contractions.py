@@ -1,0 +1,358 @@
+"""A loop over K tiles whose body is one contraction becomes that contraction over all of K.
+
+`for tile_k in hl.tile(K): acc = torch.addmm(acc, x[tm, tk], y[tk, tn])` arrives (after
+`fold_accumulations`) as a loop carrying `acc` whose body slices one K block of each operand
+and runs `matmul(a, b, acc)`. When the K blocks tile K exactly (no padded last K block;
+rows and columns past M and N may be padded), the loop is one matmul of the whole K strips
+into `acc`: the vector schedule then keeps the accumulator in registers across all of K
+instead of storing and reloading it per block. The products are added into the
+accumulator in the same order as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch_mlir import ir
+from torch_mlir.dialects import tensor
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import defined_in, ops_named
+from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, unrolls_well
+
+# Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
+K_DIMS = {"linalg.matmul": (1, 0), "linalg.batch_matmul": (2, 1)}
+INDEX_OPS = {
+    "affine.apply",
+    "affine.min",
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.constant",
+}
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A loop's constant lower bound, trip count and step."""
+
+    lower: int
+    trips: int
+    step: int
+
+
+def whole_k_contractions(module: ir.Module) -> None:
+    """Replace each loop of K-block contractions by one contraction over the whole K range."""
+    with mlir_context():
+        for loop in ops_named(module, "affine.for", "scf.for"):
+            contraction = _sole_contraction(loop)
+            bounds = _bounds(loop)
+            if contraction is None or bounds is None:
+                continue
+            strips = [
+                _whole_strip(contraction.operands[i], dim, loop, bounds)
+                for i, dim in enumerate(K_DIMS[contraction.name])
+            ]
+            if None not in strips and _same_k(strips):
+                _replace(loop, contraction, strips)
+
+
+def _sole_contraction(loop: ir.Operation) -> ir.Operation | None:
+    """The loop's one contraction, when the body is index arithmetic, slices of values from
+    outside the loop, the contraction into the loop's only iter_arg, and a yield of it."""
+    body = loop.regions[0].blocks[0]
+    ops = list(body.operations)
+    carried = list(body.arguments)[1:]
+    contractions = [op for op in ops if op.name in K_DIMS]
+    if len(carried) != 1 or len(contractions) != 1 or len(loop.results) != 1:
+        return None
+    contraction = contractions[0]
+    maps = [
+        str(ir.AffineMapAttr(m).value)
+        for m in ir.ArrayAttr(contraction.attributes["indexing_maps"])
+    ]
+    if maps != PLAIN_MAPS[contraction.name]:
+        return None
+    allowed = INDEX_OPS | {
+        "tensor.empty",
+        "tensor.extract_slice",
+        "tensor.pad",
+        "linalg.generic",
+        contraction.name,
+    }
+    if any(op.name not in allowed for op in ops[:-1]) or list(ops[-1].operands) != [
+        contraction.results[0]
+    ]:
+        return None
+    if (
+        contraction.operands[2] != carried[0]
+        or not _single_use(carried[0])
+        or not _single_use(contraction.results[0])
+    ):
+        return None
+    return contraction
+
+
+def _single_use(value: ir.Value) -> bool:
+    return sum(1 for _ in value.uses) == 1
+
+
+def _bounds(loop: ir.Operation) -> Bounds | None:
+    """Constant bounds with a whole number of steps, read off either loop kind."""
+    if loop.name == "affine.for":
+        if len(loop.operands) != 1:  # only the iter_arg init: no bound operands
+            return None
+        lower = _constant_map(loop.attributes["lowerBoundMap"])
+        upper = _constant_map(loop.attributes["upperBoundMap"])
+        step = ir.IntegerAttr(loop.attributes["step"]).value
+    else:
+        lower, upper, step = (_constant(v) for v in list(loop.operands)[:3])
+    if lower is None or upper is None or step is None or step <= 0 or (upper - lower) % step:
+        return None
+    return Bounds(lower, (upper - lower) // step, step) if upper > lower else None
+
+
+def _constant_map(attr: ir.Attribute) -> int | None:
+    amap = ir.AffineMapAttr(attr).value
+    results = list(amap.results)
+    if amap.n_inputs or len(results) != 1 or not isinstance(results[0], ir.AffineConstantExpr):
+        return None
+    return ir.AffineConstantExpr(results[0]).value
+
+
+def _constant(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and owner.name == "arith.constant":
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+@dataclass(frozen=True)
+class Strip:
+    """The whole K range of one operand: the per-block slice it widens, and the pad and
+    elementwise conversion (bf16 -> f32 for `hl.dot`) applied to the block after it."""
+
+    slice: ir.OpView
+    pad: ir.OpView | None
+    cast: ir.OpView | None
+    k_dim: int
+    k_start: int
+    k_size: int
+
+
+def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds) -> Strip | None:
+    """An operand sliced per iteration, with unit strides, from a value defined outside the
+    loop (then possibly padded up to the block, but not along K): its K offset `a * iv + b`
+    such that consecutive blocks abut, every other offset, size and pad loop-invariant."""
+    cast = value.owner if _is_cast(value.owner) else None
+    value = cast.operands[0] if cast is not None else value
+    pad = (
+        value.owner
+        if isinstance(value.owner, ir.OpView) and value.owner.name == "tensor.pad"
+        else None
+    )
+    if pad is not None and not _pads_outside_k(pad, k_dim, loop):
+        return None
+    slice_op = (pad.operands[0] if pad is not None else value).owner
+    if (
+        not isinstance(slice_op, ir.OpView)
+        or slice_op.name != "tensor.extract_slice"
+        or not _invariant(slice_op.operands[0], loop)
+        or _operand_count(slice_op, "strides")
+        or any(s != 1 for s in ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"]))
+        or ir.RankedTensorType(slice_op.results[0].type).rank
+        != ir.RankedTensorType(slice_op.operands[0].type).rank
+    ):
+        return None
+    k_size = ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"])[k_dim]
+    offsets = _offsets(slice_op)
+    sizes = list(slice_op.operands)[1 + _operand_count(slice_op, "offsets") :]
+    if (
+        ir.ShapedType.is_dynamic_size(k_size)
+        or not all(_invariant(v, loop) for v in sizes)
+        or not all(
+            _invariant(o, loop)
+            for i, o in enumerate(offsets)
+            if i != k_dim and isinstance(o, ir.Value)
+        )
+    ):
+        return None
+    linear = _linear_in(offsets[k_dim], loop.regions[0].blocks[0].arguments[0])
+    if linear is None or linear[0] * bounds.step != k_size:
+        return None
+    return Strip(
+        slice_op, pad, cast, k_dim, linear[0] * bounds.lower + linear[1], k_size * bounds.trips
+    )
+
+
+def _pads_outside_k(pad: ir.OpView, k_dim: int, loop: ir.Operation) -> bool:
+    """A pad with nothing added along K and loop-invariant amounts elsewhere."""
+    low, high = (
+        list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
+    )
+    return (
+        low[k_dim] == 0
+        and high[k_dim] == 0
+        and all(_invariant(v, loop) for v in list(pad.operands)[1:])
+        and unrolls_well(list(ir.RankedTensorType(pad.results[0].type).shape))
+    )
+
+
+def _is_cast(op: ir.Operation | ir.Block) -> bool:
+    """An elementwise one-input linalg.generic into a fresh static tensor.empty."""
+    if (
+        not isinstance(op, ir.OpView)
+        or op.name != "linalg.generic"
+        or len(op.operands) != 2
+        or "reduction" in str(op.attributes["iterator_types"])
+    ):
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    init = op.operands[1].owner
+    return (
+        all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps)
+        and isinstance(init, ir.OpView)
+        and init.name == "tensor.empty"
+        and not len(init.operands)
+    )
+
+
+def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
+    """Defined outside the loop, or index arithmetic of values defined outside it."""
+    if not defined_in(value, loop):
+        return True
+    owner = value.owner
+    return (
+        isinstance(owner, ir.OpView)
+        and owner.name in INDEX_OPS
+        and all(not defined_in(v, loop) for v in owner.operands)
+    )
+
+
+def _hoisted(value: ir.Value, loop: ir.Operation) -> ir.Value:
+    """The value, usable before the loop: an `_invariant` op inside it is copied out."""
+    if not defined_in(value, loop):
+        return value
+    return value.owner.clone().results[0]  # at the insertion point, before the loop
+
+
+def _same_k(strips: list[Strip | None]) -> bool:
+    return len({s.k_size for s in strips if s is not None}) == 1
+
+
+def _operand_count(slice_op: ir.OpView, group: str) -> int:
+    """Dynamic operands of one group (offsets, sizes, strides) of an extract_slice."""
+    segments = list(ir.DenseI32ArrayAttr(slice_op.attributes["operandSegmentSizes"]))
+    return segments[["source", "offsets", "sizes", "strides"].index(group)]
+
+
+def _offsets(slice_op: ir.OpView) -> list[ir.Value | int]:
+    """Each offset: its static value, or the SSA value of a dynamic one."""
+    dynamic = iter(list(slice_op.operands)[1 : 1 + _operand_count(slice_op, "offsets")])
+    return [
+        next(dynamic) if ir.ShapedType.is_dynamic_size(o) else o
+        for o in ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"])
+    ]
+
+
+def _linear_in(offset: ir.Value | int, iv: ir.Value) -> tuple[int, int] | None:
+    """(a, b) with offset = a * iv + b, for the index arithmetic tile offsets are made of."""
+    if isinstance(offset, int):
+        return None
+    if offset == iv:
+        return 1, 0
+    owner = offset.owner
+    if (
+        not isinstance(owner, ir.OpView)
+        or owner.name != "affine.apply"
+        or len(owner.operands) != 1
+        or owner.operands[0] != iv
+    ):
+        return None
+    amap = ir.AffineMapAttr(owner.attributes["map"]).value
+    if amap.n_dims != 1 or amap.n_symbols or len(list(amap.results)) != 1:
+        return None
+    return _affine_linear(next(iter(amap.results)))
+
+
+def _affine_linear(expr: ir.AffineExpr) -> tuple[int, int] | None:
+    """(a, b) for an expression a * d0 + b built of +, * by constants, d0 and constants."""
+    if isinstance(expr, ir.AffineConstantExpr):
+        return 0, ir.AffineConstantExpr(expr).value
+    if isinstance(expr, ir.AffineDimExpr):
+        return 1, 0
+    if isinstance(expr, ir.AffineAddExpr):
+        add = ir.AffineAddExpr(expr)
+        lhs, rhs = _affine_linear(add.lhs), _affine_linear(add.rhs)
+        return None if lhs is None or rhs is None else (lhs[0] + rhs[0], lhs[1] + rhs[1])
+    if isinstance(expr, ir.AffineMulExpr):
+        mul = ir.AffineMulExpr(expr)
+        lhs, rhs = _affine_linear(mul.lhs), _affine_linear(mul.rhs)
+        if lhs is None or rhs is None or (lhs[0] and rhs[0]):
+            return None
+        return lhs[0] * rhs[1] + rhs[0] * lhs[1], lhs[1] * rhs[1]
+    return None
+
+
+def _replace(loop: ir.Operation, contraction: ir.Operation, strips: list[Strip]) -> None:
+    """Slice the whole strips before the loop, contract them into the loop's init, drop the loop."""
+    with ir.InsertionPoint(loop), loop.location:
+        operands = [_strip_value(strip, loop) for strip in strips]
+        whole = contraction.clone()
+    for i, value in enumerate(operands):
+        whole.operands[i] = value
+    whole.operands[2] = loop.operands[len(loop.operands) - 1]
+    loop.results[0].replace_all_uses_with(whole.results[0])
+    loop.erase()
+
+
+def _strip_value(strip: Strip, loop: ir.Operation) -> ir.Value:
+    """The block's slice with K widened to the whole range, padded as the block was."""
+    op = strip.slice
+    offsets = [
+        strip.k_start if i == strip.k_dim else o if isinstance(o, int) else _hoisted(o, loop)
+        for i, o in enumerate(_offsets(op))
+    ]
+    sizes = [_hoisted(v, loop) for v in list(op.operands)[1 + _operand_count(op, "offsets") :]]
+    static_sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
+    static_sizes[strip.k_dim] = strip.k_size
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    shape[strip.k_dim] = strip.k_size
+    element = ir.RankedTensorType(op.operands[0].type).element_type
+    static_offsets = [
+        ir.ShapedType.get_dynamic_size() if isinstance(o, ir.Value) else o for o in offsets
+    ]
+    value = tensor.ExtractSliceOp(
+        ir.RankedTensorType.get(shape, element),
+        _hoisted(op.operands[0], loop),
+        [o for o in offsets if isinstance(o, ir.Value)],
+        sizes,
+        [],
+        static_offsets,
+        static_sizes,
+        [1] * len(shape),
+    ).result
+    if strip.pad is None:
+        return value if strip.cast is None else _widened_cast(strip, value)
+    amounts = [_hoisted(amount, loop) for amount in list(strip.pad.operands)[1:]]
+    padded = strip.pad.clone()
+    for i, operand in enumerate([value, *amounts]):
+        padded.operands[i] = operand
+    shape = list(ir.RankedTensorType(strip.pad.results[0].type).shape)
+    shape[strip.k_dim] = strip.k_size
+    padded.results[0].set_type(ir.RankedTensorType.get(shape, element))
+    return padded.results[0] if strip.cast is None else _widened_cast(strip, padded.results[0])
+
+
+def _widened_cast(strip: Strip, value: ir.Value) -> ir.Value:
+    """The strip's elementwise conversion, over the whole strip."""
+    shape = list(ir.RankedTensorType(value.type).shape)
+    result = ir.RankedTensorType.get(
+        shape, ir.RankedTensorType(strip.cast.results[0].type).element_type
+    )
+    init = tensor.EmptyOp(shape, result.element_type).result
+    cast = strip.cast.clone()
+    cast.operands[0] = value
+    cast.operands[1] = init
+    cast.results[0].set_type(result)
+    return cast.results[0]

@@ -1,0 +1,311 @@
+"""compile_kernel: JIT the lowered MLIR and run it from the kernel's own host code."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import helion
+import torch
+from torch._inductor import inductor_prims
+from torch_mlir.execution_engine import ExecutionEngine
+
+from helion_fx_mlir.errors import HelionMLIRError
+from helion_fx_mlir.frontend.host_program import build_host_function, host_value
+from helion_fx_mlir.frontend.lowering_context import (
+    RNG_SEEDS,
+    KernelArgInfo,
+    LoweringContext,
+    resolve_config,
+)
+from helion_fx_mlir.frontend.visitor import IRVisitor
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.pipelines import IN_PLACE_RESULTS, UNUSED_ARGS, to_llvm_module
+from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
+
+
+@functools.cache
+def _descriptor_class(rank: int) -> type[ctypes.Structure]:
+    """One class per rank: a new ctypes class per call costs tens of microseconds per launch."""
+    fields = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_longlong),
+    ]
+    if rank:
+        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
+    """A memref descriptor viewing a contiguous tensor's storage (no copy)."""
+    desc = _descriptor_class(tensor.dim())()
+    desc.allocated = desc.aligned = tensor.data_ptr()
+    desc.offset = 0
+    for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
+        desc.shape[i], desc.strides[i] = size, stride
+    return desc
+
+
+_SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
+
+
+def _host_value(arg: KernelArgInfo, scope: dict[str, Any]) -> Any:
+    if arg.host_size is not None:
+        tensor, dim = arg.host_size
+        return int(host_value(scope, tensor).size(dim))
+    return host_value(scope, arg.name)
+
+
+@dataclass
+class Engine:
+    """A JIT-compiled kernel func: inputs, then one caller-owned buffer per output."""
+
+    engine: ExecutionEngine
+    name: str
+    args: list[KernelArgInfo]
+    outputs: list[KernelArgInfo]
+    block_sizes: dict[int, int]  # by block id, for the host code's register_block_size
+    in_place: list[int]  # per output: the input it is written into, or -1
+    unused: set[str] = field(default_factory=set)  # arguments the kernel body never reads or writes
+
+    @functools.cached_property
+    def own_args(self) -> list[int]:
+        """Per output, the position of its own argument."""
+        return [next(i for i, a in enumerate(self.args) if a.name == o.name) for o in self.outputs]
+
+    @functools.cached_property
+    def rng_seeds(self) -> int:
+        return next(
+            (arg.shape[0] for arg in self.args if arg.name == RNG_SEEDS and arg.is_tensor), 0
+        )
+
+    def launch(self, scope: dict[str, Any]) -> None:
+        """Run from the host code's variables; a kernel with random ops first draws its
+        seeds from torch's generator, as Helion's host code and reference mode do."""
+        if self.rng_seeds:
+            scope = {**scope, RNG_SEEDS: inductor_prims.seeds(self.rng_seeds, torch.device("cpu"))}
+        self.run(scope)
+
+    def run(self, scope: dict[str, Any]) -> None:
+        """Run on the host tensors named in `scope`. Outputs written in place land in the
+        host tensors themselves (or their contiguous copies, copied back); the others in
+        a buffer the call owns, copied into the host tensor."""
+        inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
+        hosts = [host_value(scope, o.name) for o in self.outputs]
+        outs = [
+            inputs[at]
+            if at >= 0
+            else h
+            if self._writable(o, h, inputs)
+            else torch.empty(tuple(h.shape), dtype=o.dtype)
+            for at, h, o in zip(self.in_place, hosts, self.outputs)
+        ]
+        ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
+        ptrs += [
+            ctypes.pointer(ctypes.pointer(memref_descriptor(t)))
+            for at, t in zip(self.in_place, outs)
+            if at < 0
+        ]
+        use_torch_threads()
+        self.engine.invoke(self.name, *ptrs)
+        # A result that is another argument's buffer (an output equal to an input the
+        # kernel left as it was) is read out before any copy below overwrites that input.
+        outs = [
+            out.clone() if 0 <= at != own else out
+            for out, at, own in zip(outs, self.in_place, self.own_args)
+        ]
+        for out, host in zip(outs, hosts):
+            if out.data_ptr() != host.data_ptr():
+                host.copy_(out)
+
+    def _writable(self, output: KernelArgInfo, host: torch.Tensor, inputs: list[Any]) -> bool:
+        """The host tensor can take the result itself: contiguous, of the result's dtype,
+        its argument never read by the kernel, and no other input in its storage."""
+        if output.name not in self.unused or not host.is_contiguous() or host.dtype != output.dtype:
+            return False
+        storage = host.untyped_storage().data_ptr()
+        return not any(
+            isinstance(t, torch.Tensor)
+            and t is not host
+            and t.untyped_storage().data_ptr() == storage
+            for t in inputs
+        )
+
+    @staticmethod
+    def _input(arg: KernelArgInfo, value: Any) -> Any:
+        if not arg.is_tensor:
+            return value
+        if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
+            raise HelionMLIRError(f"argument '{arg.name}' must be a CPU tensor")
+        return value.contiguous()
+
+    @staticmethod
+    def _pointer(arg: KernelArgInfo, value: Any) -> Any:
+        if arg.is_tensor:
+            return ctypes.pointer(ctypes.pointer(memref_descriptor(value)))
+        return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
+
+
+# LLVM has no fp8 types: f8E4M3FN conversions are expanded to integer ops
+# (passes.expand_fp8_extensions/expand_fp8_truncations); E5M2 has no CPU code generation here.
+NO_CPU_CODEGEN = {torch.float8_e5m2}
+
+
+def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
+    """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
+    ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
+    unsupported = sorted({str(a.dtype) for a in ctx.kernel_args if a.dtype in NO_CPU_CODEGEN})
+    if unsupported:
+        raise HelionMLIRError(
+            f"{ctx.kernel_name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
+            "lower_to_linalg) but have no CPU code generation: LLVM has no fp8 float types"
+        )
+    ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
+    module = parse_module(IRVisitor(ctx).lower())
+    to_llvm_module(module, bounds_checks)
+    opt_level = OPT_LEVEL
+    if any(a.dtype == torch.bfloat16 for a in ctx.kernel_args) and codegen_crashes(
+        module, ctx.kernel_name, opt_level
+    ):
+        opt_level = 0
+    openmp_runtime()  # the JIT resolves __kmpc_* against it
+    with mlir_context():
+        engine = ExecutionEngine(module, opt_level=opt_level)
+        in_place = list(module.operation.attributes[IN_PLACE_RESULTS][ctx.kernel_name])
+        unused = {
+            ctx.kernel_args[i].name
+            for i in module.operation.attributes[UNUSED_ARGS][ctx.kernel_name]
+        }
+    return Engine(
+        engine,
+        ctx.kernel_name,
+        ctx.kernel_args,
+        ctx.output_args,
+        ctx.block_size_values,
+        in_place,
+        unused,
+    )
+
+
+OPT_LEVEL = 3
+CODEGEN_PROBE_TIMEOUT_S = 120
+
+
+def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
+    """Whether LLVM dies generating code for the module, found in a forked child. LLVM's
+    X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16 store);
+    in the user's process that would end it, so bf16 kernels are probed first and those
+    LLVM cannot compile optimized are compiled at -O0."""
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        with mlir_context():
+            ExecutionEngine(module, opt_level=opt_level).raw_lookup(f"_mlir_ciface_{name}")
+        os._exit(0)
+    deadline = time.monotonic() + CODEGEN_PROBE_TIMEOUT_S
+    while not (ended := os.waitpid(pid, os.WNOHANG))[0]:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return True
+        time.sleep(0.01)
+    return os.waitstatus_to_exitcode(ended[1]) != 0
+
+
+# (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel
+# keeps its id unique.
+_ENGINES: dict[tuple[int, str, bool], tuple[Any, Engine]] = {}
+
+
+def cached_engine(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
+    """JIT once per bound kernel (one argument signature), config and checking, per process."""
+    key = (id(bound_kernel), repr(config), bounds_checks)
+    if key not in _ENGINES:
+        _ENGINES[key] = (bound_kernel, jit(bound_kernel, config, bounds_checks))
+    return _ENGINES[key][1]
+
+
+@dataclass
+class CompiledKernel:
+    """Callable like the Helion kernel: host code in Python, device code JIT-compiled.
+
+    Each call binds the kernel (Helion caches binds per specialization, so a dynamic-shape
+    kernel binds once for all shapes); each bound kernel is lowered and JIT'd once."""
+
+    kernel: Any
+    config: helion.Config | None
+    bounds_checks: bool = False
+    _hosts: dict[int, tuple[Any, Callable[..., Any]]] = field(default_factory=dict)
+    _by_signature: dict[tuple[Any, ...], Callable[..., Any]] = field(default_factory=dict)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(self.kernel.normalize_args(*args, **kwargs))
+        return self.host_for(args)(*args)
+
+    def host_for(self, args: tuple[Any, ...]) -> Callable[..., Any]:
+        """The host function for these arguments; a signature seen before skips Helion's
+        bind (tens of microseconds of specialization keys per call)."""
+        signature = _signature(args)
+        host = self._by_signature.get(signature) if signature is not None else None
+        if host is None:
+            bound = self.kernel.bind(args)
+            if id(bound) not in self._hosts:
+                self.add(bound)
+            host = self._hosts[id(bound)][1]
+            if signature is not None:
+                self._by_signature[signature] = host
+        return host
+
+    def add(self, bound_kernel: Any) -> None:
+        host = host_for_config(
+            bound_kernel, resolve_config(bound_kernel, self.config), self.bounds_checks
+        )
+        self._hosts[id(bound_kernel)] = (bound_kernel, host)
+
+
+def host_for_config(
+    bound_kernel: Any, config: helion.Config, bounds_checks: bool = False
+) -> Callable[..., Any]:
+    """The kernel's host code, launching the JIT'd device code of this (normalized) config:
+    what `compile_kernel` and the `mlir` backend's `compile_config` both call."""
+    engine = cached_engine(bound_kernel, config, bounds_checks)
+    return build_host_function(
+        bound_kernel.host_function, engine.launch, config, engine.block_sizes
+    )
+
+
+def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What any specialization can depend on: each tensor's dtype, device, shape and
+    strides, each other argument's type and value; None when an argument is not hashable."""
+    key = tuple(
+        (a.dtype, a.device.type, tuple(a.shape), a.stride())
+        if isinstance(a, torch.Tensor)
+        else (type(a), a)
+        for a in args
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def compile_kernel(
+    bound_kernel: Any, *, config: helion.Config | None = None, bounds_checks: bool = False
+) -> CompiledKernel:
+    """A callable that runs the kernel's host code with the device part JIT-compiled.
+
+    `bounds_checks` verifies every memory access at run time (MLIR's runtime verification):
+    an out-of-bounds one prints the op and the kernel line, then aborts the process. For
+    debugging kernels with data-dependent indices; it slows the kernel down."""
+    compiled = CompiledKernel(bound_kernel.kernel, config, bounds_checks)
+    compiled.add(bound_kernel)
+    return compiled

@@ -1,0 +1,2 @@
+"""Fuzzers: sample kernels and generated programs against reference mode, malformed MLIR against
+our tools."""
