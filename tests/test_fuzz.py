@@ -47,11 +47,12 @@ FOUND = [
     '"config":{"block_sizes":[1,2]}}',
 ]
 RUN_FOUND = """
+import json
 import sys
-from helion_fx_mlir import fuzz
+from helion_fx_mlir.tools.fuzz import differential
 differential.register_out_dtype_matmuls()
 for text in sys.argv[1:]:
-    outcome = differential.run_case(differential.FuzzCase.from_dict(differential.json.loads(text)))
+    outcome = differential.run_case(differential.FuzzCase.from_dict(json.loads(text)))
     print(outcome.status, outcome.case.example, outcome.detail, flush=True)
 """
 

@@ -148,7 +148,8 @@ def _block_size_problems(module: ir.Module) -> Iterator[tuple[ir.Location, str]]
             if value is None or value <= 0:
                 yield (
                     op.location,
-                    f"module attribute '{name}' must be a positive integer, got {op.attributes[name]}",
+                    f"module attribute '{name}' must be a positive integer, "
+                    f"got {op.attributes[name]}",
                 )
 
 
@@ -226,7 +227,8 @@ def _torch_operand_problems(module: ir.Module) -> Iterator[tuple[ir.Location, st
             if code is not None and code not in KNOWN_DTYPE_CODES:
                 yield (
                     op.location,
-                    f"'{op.operation.name}' has dtype code {code}, which is not a torch dtype torch-mlir supports",
+                    f"'{op.operation.name}' has dtype code {code}, "
+                    "which is not a torch dtype torch-mlir supports",
                 )
         yield from _dim_problems(op)
 

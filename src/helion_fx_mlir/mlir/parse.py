@@ -59,7 +59,9 @@ def format_location(loc: ir.Location, fallback: str) -> str:
     return f"{fallback if name == '-' else name}:{line}:{col}"
 
 
-def format_diagnostic(diag: object, filename: str, default: ir.Location | None = None) -> str:
+def format_diagnostic(
+    diag: ir.Diagnostic, filename: str, default: ir.Location | None = None
+) -> str:
     """One diagnostic as a compiler would print it, notes indented below; a diagnostic at
     no place in the text (an op with an unknown location) is put at `default`."""
     location = (

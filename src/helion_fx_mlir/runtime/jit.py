@@ -5,8 +5,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +14,7 @@ import torch
 from torch._inductor import inductor_prims
 from torch_mlir.execution_engine import ExecutionEngine
 
+from helion_fx_mlir import processes
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lowering_context import (
@@ -204,20 +203,15 @@ def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
     X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16 store);
     in the user's process that would end it, so bf16 kernels are probed first and those
     LLVM cannot compile optimized are compiled at -O0."""
-    pid = os.fork()
-    if pid == 0:
+
+    def generate_code() -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
         with mlir_context():
             ExecutionEngine(module, opt_level=opt_level).raw_lookup(f"_mlir_ciface_{name}")
-        os._exit(0)
-    deadline = time.monotonic() + CODEGEN_PROBE_TIMEOUT_S
-    while not (ended := os.waitpid(pid, os.WNOHANG))[0]:
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return True
-        time.sleep(0.01)
-    return os.waitstatus_to_exitcode(ended[1]) != 0
+        return 0
+
+    ended = processes.wait(processes.fork(generate_code), CODEGEN_PROBE_TIMEOUT_S)
+    return ended.timed_out or ended.code != 0
 
 
 # (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel

@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--bounds-checks",
         action="store_true",
-        help="verify every memory access at run time; an out-of-bounds one aborts naming the kernel line",
+        help="verify every memory access at run time; an out-of-bounds one aborts naming the "
+        "kernel line",
     )
     bench = sub.add_parser(
         "bench", help="time sample kernels against eager PyTorch (same process, same threads)"
@@ -226,7 +227,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _eager(kernel: object):
+def _eager(kernel: Any) -> Any:
     """The kernel run by Helion's ref mode: its body as plain eager PyTorch."""
     import helion
 

@@ -122,7 +122,9 @@ def read_results(path: Path) -> dict[str, TestResult]:
 
 def table(ours: dict[str, TestResult], ref: dict[str, TestResult]) -> str:
     """Per file: tests that ran a kernel in either mode, and their outcomes in each."""
-    rows = defaultdict(lambda: {"mlir": Counter(), "ref": Counter()})
+    rows: defaultdict[str, dict[str, Counter[str]]] = defaultdict(
+        lambda: {"mlir": Counter(), "ref": Counter()}
+    )
     for mode, tests in (("mlir", ours), ("ref", ref)):
         for test in tests.values():
             if _kernel_test(test.nodeid, ours, ref) and not _fails_on_code(test.nodeid, ours):
@@ -134,7 +136,7 @@ def table(ours: dict[str, TestResult], ref: dict[str, TestResult]) -> str:
         *(f"ref {o}" for o in OUTCOMES[:3]),
     ]
     lines = [_row(head), _row(["---"] * len(head))]
-    total = {"mlir": Counter(), "ref": Counter()}
+    total: dict[str, Counter[str]] = {"mlir": Counter(), "ref": Counter()}
     for file in sorted(rows):
         counts = rows[file]
         total["mlir"].update(counts["mlir"])
@@ -200,7 +202,8 @@ def report(ours: dict[str, TestResult], ref: dict[str, TestResult]) -> str:
         "",
         f"passing in reference mode with a kernel run: {len(wanted)}; "
         f"through the mlir backend: {len(wanted) - len(missing)} passed, "
-        f"{sum(t.outcome == 'failed' for t in missing)} failed, {sum(t.outcome == 'crashed' for t in missing)} crashed, "
+        f"{sum(t.outcome == 'failed' for t in missing)} failed, "
+        f"{sum(t.outcome == 'crashed' for t in missing)} crashed, "
         f"{sum(t.outcome in ('skipped', 'not run') for t in missing)} skipped or not run",
     ]
     lines += [f"  {t.outcome}: {t.nodeid}: {t.message}" for t in missing]

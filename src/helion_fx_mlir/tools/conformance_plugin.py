@@ -4,8 +4,9 @@ reference mode (`python -m helion_fx_mlir.tools.conformance` loads it with `-p`)
 Helion's tests gate on the backend (`onlyBackends(["triton", ...])`, `skipIfNotTriton`) and
 put tensors on `helion._testing.DEVICE` (CUDA unless the backend runs on the CPU). Under
 this plugin the gates see "triton", so the tests written for Triton run, and DEVICE is the
-CPU (`torch.accelerator.synchronize` returns at once). `skipIfNormalMode` (kernels Helion's compiler once rejected) does not skip: a skip
-never counts as a pass, and such a test shows whether the kernel now runs. What the tests
+CPU (`torch.accelerator.synchronize` returns at once). `skipIfNormalMode` (kernels Helion's
+compiler once rejected) does not skip: a skip never counts as a pass, and such a test shows
+whether the kernel now runs. What the tests
 assert about outputs is untouched; what they assert about Triton's text cannot hold for
 MLIR, so only that is turned off:
 
@@ -154,7 +155,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
+    outcome: Any = yield
     report = outcome.get_result()
     code_failure = (
         call.excinfo is not None

@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Callable
 
+from helion_fx_mlir import processes
 from helion_fx_mlir.errors import HelionMLIRError, InputError, UsageError
 from helion_fx_mlir.mlir.input_checks import TextProblem, decode
 
@@ -54,26 +55,23 @@ def stage(name: str) -> None:
 
 
 def _guarded(prog: str, action: Callable[[], int]) -> int:
-    global _stage_pipe
-    sys.stdout.flush()
-    sys.stderr.flush()
     read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        _stage_pipe = write_end
-        code = _run(prog, action)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    pid = processes.fork(lambda: _staged_run(prog, action, read_end, write_end))
     os.close(write_end)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child gets ^C and ends
     try:
         stages = _read_all(read_end)
-        _, status = os.waitpid(pid, 0)
+        ended = processes.wait(pid)
     finally:
         signal.signal(signal.SIGINT, previous)
-    return _exit_code(prog, status, stages)
+    return _exit_code(prog, ended, stages)
+
+
+def _staged_run(prog: str, action: Callable[[], int], read_end: int, write_end: int) -> int:
+    global _stage_pipe
+    os.close(read_end)
+    _stage_pipe = write_end
+    return _run(prog, action)
 
 
 def _read_all(fd: int) -> str:
@@ -84,17 +82,16 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-def _exit_code(prog: str, status: int, stages: str) -> int:
+def _exit_code(prog: str, ended: processes.Ended, stages: str) -> int:
     """The child's exit code; a death by signal becomes a one-line report and 1."""
-    if not os.WIFSIGNALED(status):
-        return os.WEXITSTATUS(status)
-    number = os.WTERMSIG(status)
-    if number == signal.SIGINT:
+    if ended.signal is None:
+        return ended.code or 0
+    if ended.signal == signal.SIGINT:
         return EXIT_INTERRUPTED
     step = stages.splitlines()[-1] if stages.strip() else "the tool"
     print(
-        f"{prog}: internal error: {step} crashed on this input (signal {number}, "
-        f"{signal.Signals(number).name}); please report it with the input",
+        f"{prog}: internal error: {step} crashed on this input (signal {ended.signal}, "
+        f"{signal.Signals(ended.signal).name}); please report it with the input",
         file=sys.stderr,
     )
     return 1

@@ -59,6 +59,7 @@ def import_file(path: pathlib.Path) -> Any:
         return importlib.import_module(".".join(parts))
     module_name = f"_helion_fx_mlir_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)

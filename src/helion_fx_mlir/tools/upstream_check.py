@@ -74,7 +74,7 @@ class UpstreamTools:
 def _installed_dir(distribution: str, relative: str) -> Path | None:
     """A directory a distribution installed (found through its metadata, not a fixed path)."""
     try:
-        path = Path(importlib.metadata.distribution(distribution).locate_file(relative))
+        path = Path(str(importlib.metadata.distribution(distribution).locate_file(relative)))
     except importlib.metadata.PackageNotFoundError:
         return None
     return path if path.is_dir() else None

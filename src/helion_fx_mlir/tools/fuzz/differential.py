@@ -29,7 +29,6 @@ import json
 import math
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,6 @@ import threading
 import traceback
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -47,8 +45,10 @@ from helion.exc import InvalidConfig
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.processes import signal_name
 from helion_fx_mlir.runtime.jit import compile_kernel
 from helion_fx_mlir.tools.fuzz import programs
+from helion_fx_mlir.tools.fuzz.pool import Progress, run_striped, stderr_tail
 from helion_fx_mlir.tools.specs import DTYPES
 
 DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
@@ -119,6 +119,11 @@ class FuzzCase:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def helion_config(self) -> helion.Config:
+        """The drawn config (a case gets one before it runs)."""
+        assert self.config is not None, self
+        return helion.Config(**self.config)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FuzzCase:
         shape_map = {int(k): v for k, v in data["shape_map"].items()}
@@ -135,7 +140,8 @@ class FuzzCase:
         """A shell command that reruns this case alone (JSON holds no single quotes)."""
         fields = {k: v for k, v in self.to_dict().items() if k != "index"}
         flag = " --bounds-checks" if bounds_checks else ""
-        return f"python -m helion_fx_mlir.tools.fuzz.differential{flag} --repro '{json.dumps(fields, separators=(',', ':'))}'"
+        fields_json = json.dumps(fields, separators=(",", ":"))
+        return f"python -m helion_fx_mlir.tools.fuzz.differential{flag} --repro '{fields_json}'"
 
     def describe(self) -> str:
         shapes = ",".join(f"{k}:{v}" for k, v in sorted(self.shape_map.items()))
@@ -408,9 +414,7 @@ def prepare(case: FuzzCase) -> Prepared:
         )
     ref_args = _cloned(args)
     try:
-        result = reference_kernel(example.oracle or example.kernel, helion.Config(**case.config))(
-            *ref_args
-        )
+        result = reference_kernel(example.oracle or example.kernel, case.helion_config())(*ref_args)
     except Exception as err:
         raise SkipCase(f"reference: {_brief(err)}") from err
     return Prepared(case, args, bound, _flat(result) + _tensors(ref_args))
@@ -421,7 +425,7 @@ def check(prepared: Prepared, bounds_checks: bool) -> Outcome:
     case, args = prepared.case, _cloned(prepared.args)
     try:
         compiled = compile_kernel(
-            prepared.bound, config=helion.Config(**case.config), bounds_checks=bounds_checks
+            prepared.bound, config=case.helion_config(), bounds_checks=bounds_checks
         )
         got = _flat(compiled(*args)) + _tensors(args)
     except Exception as err:
@@ -461,7 +465,7 @@ def check_kernel(
     )
     ref_args = _cloned(args)
     try:
-        result = reference_kernel(oracle or kernel, helion.Config(**case.config))(*ref_args)
+        result = reference_kernel(oracle or kernel, case.helion_config())(*ref_args)
     except Exception as err:
         return Outcome(case, "skipped", f"reference: {_brief(err)}")
     return check_both(Prepared(case, args, bound, _flat(result) + _tensors(ref_args)))
@@ -597,15 +601,12 @@ def _send(protocol: IO[str], message: dict[str, Any]) -> None:
 
 def fuzz(cases: int, options: Options) -> list[Outcome]:
     """Run cases 0..cases-1 in child processes; outcomes in case order."""
-    stripes = [range(job, cases, options.jobs) for job in range(options.jobs)]
-    progress = _Progress(cases)
-    with ThreadPoolExecutor(options.jobs) as pool:
-        results = pool.map(lambda stripe: _run_stripe(stripe, options, progress), stripes)
-        outcomes = [o for stripe_outcomes in results for o in stripe_outcomes]
+    progress = Progress("fuzz", cases, "cases", FAILING)
+    outcomes = run_striped(cases, options.jobs, lambda s: _run_stripe(s, options, progress))
     return sorted(outcomes, key=lambda o: o.case.index)
 
 
-def _run_stripe(stripe: range, options: Options, progress: _Progress) -> list[Outcome]:
+def _run_stripe(stripe: range, options: Options, progress: Progress) -> list[Outcome]:
     """Batches of the stripe, each in a fresh child; a batch that ends early (crash,
     timeout) resumes after the case that ended it."""
     outcomes: list[Outcome] = []
@@ -616,7 +617,7 @@ def _run_stripe(stripe: range, options: Options, progress: _Progress) -> list[Ou
     return outcomes
 
 
-def _run_batch(batch: range, options: Options, progress: _Progress) -> list[Outcome]:
+def _run_batch(batch: range, options: Options, progress: Progress) -> list[Outcome]:
     """One child for `batch`; outcomes for the prefix of it that ran (a crash or timeout
     is the outcome of the case that was running)."""
     with tempfile.TemporaryFile() as stderr:
@@ -627,7 +628,9 @@ def _run_batch(batch: range, options: Options, progress: _Progress) -> list[Outc
         child.read(progress)
         if child.current is None:
             if not child.outcomes and len(batch):
-                raise RuntimeError(f"fuzz worker died before its first case: {child.stderr_tail()}")
+                raise RuntimeError(
+                    f"fuzz worker died before its first case: {stderr_tail(child.stderr)}"
+                )
             return child.outcomes
         status = "timeout" if child.watchdog.fired else "crash"
         detail = (
@@ -648,11 +651,13 @@ class _Child:
     current: FuzzCase | None = None
     case_stderr: int = 0  # where the current case's stderr begins
 
-    def read(self, progress: _Progress) -> None:
+    def read(self, progress: Progress) -> None:
         """Follow the protocol until the child's output ends (it finished or died)."""
+        assert self.proc.stdout is not None
         for line in self.proc.stdout:
             message = json.loads(line)
             if "outcome" in message:
+                assert self.current is not None, message
                 self.outcomes.append(Outcome(self.current, **message["outcome"]))
                 progress.add(message["outcome"]["status"])
                 self.current = None
@@ -667,17 +672,8 @@ class _Child:
 
     def death(self) -> str:
         code = self.proc.returncode
-        cause = (
-            f"signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"exit code {code}"
-        )
-        return f"{cause}: {self.stderr_tail(self.case_stderr)}"
-
-    def stderr_tail(self, start: int = 0) -> str:
-        """The last lines the child wrote to stderr since `start` (a crash's own message)."""
-        self.stderr.seek(start)
-        text = self.stderr.read().decode(errors="replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(lines[-3:])[-300:] if lines else "(no stderr)"
+        cause = signal_name(-code) if code < 0 else f"exit code {code}"
+        return f"{cause}: {stderr_tail(self.stderr, self.case_stderr)}"
 
 
 def _worker_args(batch: range, options: Options) -> list[str]:
@@ -724,32 +720,13 @@ class _Watchdog:
         self.proc.kill()
 
 
-class _Progress:
-    """A line on stderr every 100 cases, for long runs."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.counts, self._lock = total, Counter[str](), threading.Lock()
-
-    def add(self, status: str) -> None:
-        with self._lock:
-            self.counts[status] += 1
-            done = sum(self.counts.values())
-            if done % 100 == 0 and done < self.total:
-                failing = sum(self.counts[s] for s in FAILING)
-                print(
-                    f"fuzz: {done}/{self.total} cases, {failing} failing",
-                    file=sys.stderr,
-                    flush=True,
-                )
-
-
 def summary(outcomes: Sequence[Outcome]) -> str:
     counts = Counter(o.status for o in outcomes)
     return f"fuzz: {len(outcomes)} cases: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES)
 
 
 def report(outcomes: Sequence[Outcome], bounds_checks: bool) -> str:
-    """One line per case that did not pass or skip (with what went wrong below it), then the summary."""
+    """One line per case that did not pass or skip (what went wrong below it), then the summary."""
     lines = []
     for outcome in outcomes:
         if outcome.status not in ("ok", "skipped"):

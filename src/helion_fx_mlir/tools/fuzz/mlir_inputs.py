@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import contextlib
 import dataclasses
 import functools
 import json
@@ -35,18 +34,17 @@ import pathlib
 import random
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NoReturn
+
+from helion_fx_mlir import processes
+from helion_fx_mlir.processes import signal_name
+from helion_fx_mlir.tools.fuzz.pool import Progress, run_striped, stderr_tail
 
 CLASSES = ("ok", "diagnostic", "crash", "traceback", "unlocated", "hang", "bad-exit")
 FAILING = ("crash", "traceback", "unlocated", "hang", "bad-exit")
@@ -148,7 +146,8 @@ class FuzzCase:
         return " ".join(words) + (f" < {file}" if self.stdin else "")
 
     def describe(self) -> str:
-        return f"{' '.join([self.tool.prog, *self.argv()])} ({self.source}: {', '.join(self.mutations)})"
+        command = " ".join([self.tool.prog, *self.argv()])
+        return f"{command} ({self.source}: {', '.join(self.mutations)})"
 
 
 @dataclass(frozen=True)
@@ -222,7 +221,7 @@ def flip_bytes(rng: random.Random, data: bytes) -> bytes:
 
 
 def _edit_lines(
-    rng: random.Random, data: bytes, edit: Callable[[list[bytes], int, int], None]
+    rng: random.Random, data: bytes, edit: Callable[[list[bytes], int, int], object]
 ) -> bytes:
     """Apply `edit(lines, i, j)` at two random line numbers."""
     lines = data.split(b"\n")
@@ -379,7 +378,8 @@ TOOL_MESSAGE = re.compile(r"^(helion-opt|helion-mlir): error: ")
 # A Python exception on stderr: a traceback, its type as the message, or the tools' own
 # report of one (`internal error:` without `crashed`; a crash is classified before this).
 EXCEPTION_LEAK = re.compile(
-    r"Traceback \(most recent call last\)|error: (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|nanobind|internal error: "
+    r"Traceback \(most recent call last\)|error: (?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b"
+    r"|nanobind|internal error: "
 )
 
 
@@ -401,7 +401,7 @@ def classify(ended: Exit) -> tuple[str, str]:
     if ended.signal is not None:
         return (
             "crash",
-            f"signal {ended.signal} ({signal.Signals(ended.signal).name}): {_first(lines)}",
+            f"{signal_name(ended.signal)}: {_first(lines)}",
         )
     if "internal error:" in ended.stderr and "crashed" in ended.stderr:
         return "crash", _first(line for line in lines if "internal error:" in line)
@@ -466,81 +466,34 @@ def run_child(
     main: Callable[[], int], argv: list[str], data: bytes, scratch: pathlib.Path, timeout: float
 ) -> Exit:
     """Fork a child that runs `main` with sys.argv `argv` (INPUT: a file holding `data`,
-    which is also its stdin); how it ended, its stderr included."""
+    which is also its stdin); how it ended, its stderr included. The child has its own
+    process group: past the timeout, the tools' crash-guard grandchild dies with it."""
     streams = [scratch / "stdout", scratch / "stderr"]
     fds = [os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for path in streams]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _child(main, argv, data, scratch / "input.mlir", fds)
+    pid = processes.fork(lambda: _child(main, argv, data, scratch / "input.mlir", fds), True)
     for fd in fds:
         os.close(fd)
-    _set_group(pid)
-    status, timed_out = _wait(pid, timeout)
+    ended = processes.wait(pid, timeout)
     with open(streams[1], "rb") as stderr:
         text = stderr.read(STDERR_LIMIT).decode(errors="replace")
-    if os.WIFSIGNALED(status) and not timed_out:
-        return Exit(None, os.WTERMSIG(status), False, text)
-    return Exit(None if timed_out else os.WEXITSTATUS(status), None, timed_out, text)
+    if ended.timed_out:
+        return Exit(None, None, True, text)
+    return Exit(ended.code, ended.signal, False, text)
 
 
 def _child(
     main: Callable[[], int], argv: list[str], data: bytes, path: pathlib.Path, fds: list[int]
-) -> NoReturn:
+) -> int:
     """Run the tool as its console script does (`main()` reads sys.argv, and only then
-    runs under the tools' crash guard), then exit without interpreter teardown."""
-    code = 1
-    try:
-        os.setpgid(0, 0)
-        path.write_bytes(data)
-        os.dup2(os.open(path, os.O_RDONLY), 0)
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-        # A fresh reader: the worker's may hold read-ahead protocol lines.
-        sys.stdin = open(0, encoding=sys.stdin.encoding, errors=sys.stdin.errors, closefd=False)
-        sys.argv = [str(path) if arg == INPUT else arg for arg in argv]
-        code = main()
-    except SystemExit as stop:
-        code = _exit_code(stop.code)
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
-def _exit_code(code: object) -> int:
-    """SystemExit's code as the interpreter turns it into an exit status."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _set_group(pid: int) -> None:
-    """The child's own process group, set from both sides so neither order races."""
-    with contextlib.suppress(OSError):  # the child already set it, or has exited
-        os.setpgid(pid, pid)
-
-
-def _wait(pid: int, timeout: float) -> tuple[int, bool]:
-    """(wait status, timed out); past the timeout the child's whole group is killed
-    (the tools' crash guard forks a grandchild)."""
-    deadline, delay = time.monotonic() + timeout, 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status, False
-        if time.monotonic() > deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-            return os.waitpid(pid, 0)[1], True
-        time.sleep(delay)
-        delay = min(2 * delay, 0.05)
+    runs under the tools' crash guard)."""
+    path.write_bytes(data)
+    os.dup2(os.open(path, os.O_RDONLY), 0)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    # A fresh reader: the worker's may hold read-ahead protocol lines.
+    sys.stdin = open(0, encoding=sys.stdin.encoding, errors=sys.stdin.errors, closefd=False)
+    sys.argv = [str(path) if arg == INPUT else arg for arg in argv]
+    return main()
 
 
 # ---------------------------------------------------------------- the driver
@@ -561,6 +514,7 @@ class Worker:
         )
 
     def run(self, case: FuzzCase) -> Exit:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         request = {
             "prog": case.tool.prog,
             "argv": case.argv(),
@@ -571,20 +525,14 @@ class Worker:
         self.proc.stdin.flush()
         reply = self.proc.stdout.readline()
         if not reply:
-            raise RuntimeError(f"fuzz-mlir worker died: {self._stderr_tail()}")
+            raise RuntimeError(f"fuzz-mlir worker died: {stderr_tail(self.stderr)}")
         return Exit(**json.loads(reply))
 
     def close(self) -> None:
+        assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait()
         self.stderr.close()
-
-    def _stderr_tail(self) -> str:
-        self.stderr.seek(0)
-        return (
-            " | ".join(self.stderr.read().decode(errors="replace").strip().splitlines()[-3:])
-            or "(no stderr)"
-        )
 
 
 @dataclass
@@ -629,14 +577,11 @@ class Summary:
 def run_fuzz(runs: int, seed: int, jobs: int, timeout: float, keep: pathlib.Path) -> Summary:
     """Run cases 0..runs-1 on `jobs` workers; failing inputs are saved under `keep`."""
     sources = corpus()
-    stripes = [range(job, runs, jobs) for job in range(jobs)]
-    progress = _Progress(runs)
-    with ThreadPoolExecutor(jobs) as pool:
-        done = pool.map(
-            lambda stripe: _run_stripe(stripe, seed, sources, timeout, keep, progress), stripes
-        )
-        results = sorted((r for stripe in done for r in stripe), key=lambda r: r.case.index)
-    return Summary.of(results, keep)
+    progress = Progress("fuzz-mlir", runs, "runs", FAILING)
+    done = run_striped(
+        runs, jobs, lambda stripe: _run_stripe(stripe, seed, sources, timeout, keep, progress)
+    )
+    return Summary.of(sorted(done, key=lambda r: r.case.index), keep)
 
 
 def _run_stripe(
@@ -645,7 +590,7 @@ def _run_stripe(
     sources: dict[str, bytes],
     timeout: float,
     keep: pathlib.Path,
-    progress: _Progress,
+    progress: Progress,
 ) -> list[RunResult]:
     worker = Worker(timeout)
     try:
@@ -667,25 +612,6 @@ def _result(case: FuzzCase, run: Callable[[FuzzCase], Exit], keep: pathlib.Path)
     saved = keep / f"{kind}-{case.index}.mlir"
     saved.write_bytes(case.data)
     return RunResult(case, kind, detail, saved)
-
-
-class _Progress:
-    """A line on stderr every 100 runs, for long runs."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.counts, self._lock = total, Counter[str](), threading.Lock()
-
-    def add(self, kind: str) -> None:
-        with self._lock:
-            self.counts[kind] += 1
-            done = sum(self.counts.values())
-            if done % 100 == 0 and done < self.total:
-                failing = sum(self.counts[k] for k in FAILING)
-                print(
-                    f"fuzz-mlir: {done}/{self.total} runs, {failing} failing",
-                    file=sys.stderr,
-                    flush=True,
-                )
 
 
 # ---------------------------------------------------------------- command line

@@ -15,8 +15,9 @@ segments (data-dependent `hl.tile(start, end)`, gathers at `tile.index + start`,
 several outputs, in
 f32, bf16, f16 or int32, on shapes that do not divide the block sizes. Bounds that depend
 on the block size (`hl.tile(tile_m.begin, n)`) are left out: reference mode runs every
-loop as one tile, so it cannot judge them. Each program is a `Program`: a few fixed forms (`KINDS`) whose body is a list
-of `Stmt`s, so the reducer can drop statements and shrink sizes (`reduce_program`).
+loop as one tile, so it cannot judge them. Each program is a `Program`: a few fixed forms
+(`KINDS`) whose body is a list of `Stmt`s, so the reducer can drop statements and shrink
+sizes (`reduce_program`).
 
 Programs are deterministic per (seed, index) and are written to real files (Helion reads
 kernel source with `inspect`); `Example`s made from them run through `differential.py`'s workers,
@@ -187,6 +188,11 @@ def _loads(prog_inputs: dict[str, list[str]], index: str, dtype: str, ints: bool
     return stmts
 
 
+def _defined(stmts: list[Stmt]) -> list[str]:
+    """The variables the statements define, in order."""
+    return [s.defines for s in stmts if s.defines is not None]
+
+
 def _temps(
     rng: random.Random, body: list[Stmt], leaves: list[str], count: int, ints: bool
 ) -> list[str]:
@@ -208,7 +214,7 @@ def _elementwise(rng: random.Random, rank: int | None = None) -> Program:
     sizes = {d: rng.choice(SIZES) for d in dims}
     inputs = {f"x{i}": dims for i in range(rng.choice((1, 2, 3)))}
     body = _loads(inputs, ", ".join(f"tile_{d}" for d in dims), dtype, ints)
-    leaves = _temps(rng, body, [s.defines for s in body], rng.randint(1, 3), ints)
+    leaves = _temps(rng, body, _defined(body), rng.randint(1, 3), ints)
     scalars: dict[str, Any] = {}
     if not ints and rng.random() < 0.3:
         scalars["flag"] = rng.choice((-1.0, 1.0))
@@ -258,7 +264,7 @@ def _rows(rng: random.Random) -> Program:
     inputs = {f"x{i}": ["m", "n"] for i in range(rng.choice((1, 2)))}
     sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES)}
     body = _loads(inputs, "tile_m, :", dtype, False)
-    leaves = _temps(rng, body, [s.defines for s in body], rng.randint(1, 2), False)
+    leaves = _temps(rng, body, _defined(body), rng.randint(1, 2), False)
     outputs: dict[str, tuple[list[str], str]] = {}
     cast = "" if dtype == "float32" else ".to(x0.dtype)"
     for i in range(rng.choice((1, 2))):
@@ -273,7 +279,8 @@ def _rows(rng: random.Random) -> Program:
         elif red == "reduce":
             body.append(
                 Stmt(
-                    f'out{i}[tile_m] = hl.reduce(combine_max, {value}, dim=1, other=float("-inf")){cast}',
+                    f"out{i}[tile_m] = hl.reduce(combine_max, {value}, dim=1, "
+                    f'other=float("-inf")){cast}',
                     None,
                     frozenset({value, f"out{i}"}),
                 )
@@ -317,7 +324,7 @@ def _accumulators(rng: random.Random) -> Program:
     sizes = {"m": rng.choice(SIZES), "n": rng.choice(SIZES[3:])}
     loads = _loads(inputs, "tile_m, tile_n", dtype, False)
     inner = [dataclasses.replace(s, indent=1) for s in loads]
-    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), False)
+    leaves = _temps(rng, inner, _defined(loads), rng.randint(1, 2), False)
     inner = [dataclasses.replace(s, indent=1) for s in inner]
     count = rng.choice((1, 2, 3))
     body = [
@@ -449,7 +456,7 @@ def _nested(rng: random.Random) -> Program:
         dataclasses.replace(s, indent=1) for s in _loads(inputs, "tile_m, tile_n", dtype, False)
     ]
     inner = list(loads)
-    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), False)
+    leaves = _temps(rng, inner, _defined(loads), rng.randint(1, 2), False)
     inner = [dataclasses.replace(s, indent=1) for s in inner]
     count = rng.choice((1, 2))
     body = [
@@ -492,7 +499,7 @@ def _sub_tiles(
     """Rows of the outer tile in sub-tiles: `hl.tile(tile_m.begin, tile_m.end)`."""
     loads = [dataclasses.replace(s, indent=1) for s in _loads(inputs, "tile_i, :", dtype, False)]
     inner = list(loads)
-    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), False)
+    leaves = _temps(rng, inner, _defined(loads), rng.randint(1, 2), False)
     inner = [dataclasses.replace(s, indent=1) for s in inner]
     body = [Stmt("for tile_i in hl.tile(tile_m.begin, tile_m.end):", None), *inner]
     value = _expr(rng, leaves, 1)
@@ -532,7 +539,7 @@ def _grid_rows(rng: random.Random) -> Program:
         header = "for i in hl.grid(lo, m):"
     loads = [dataclasses.replace(s, indent=1) for s in _loads(inputs, "i, tile_n", dtype, ints)]
     inner = list(loads)
-    leaves = _temps(rng, inner, [s.defines for s in loads], rng.randint(1, 2), ints)
+    leaves = _temps(rng, inner, _defined(loads), rng.randint(1, 2), ints)
     inner = [dataclasses.replace(s, indent=1) for s in inner]
     value = _expr(rng, leaves, 1, ints)
     cast = "" if ints else _narrow(dtype)
@@ -585,7 +592,8 @@ def _slices(rng: random.Random) -> Program:
     )
     body.append(
         Stmt(
-            f"out1[tile_m] = torch.{rng.choice(('sum', 'amax', 'mean'))}(t0, dim=1){_narrow(dtype)}",
+            f"out1[tile_m] = torch.{rng.choice(('sum', 'amax', 'mean'))}(t0, dim=1)"
+            f"{_narrow(dtype)}",
             None,
             frozenset({"t0", "out1"}),
         )
@@ -597,8 +605,9 @@ def _slices(rng: random.Random) -> Program:
 
 
 OFFSETS = (
-    "torch.cat([torch.zeros(1, dtype=torch.int64), torch.sort(torch.randint(0, {t} + 1, ({b} - 1,), "
-    "generator=g)).values, torch.full((1,), {t})])"
+    "torch.cat([torch.zeros(1, dtype=torch.int64), "
+    "torch.sort(torch.randint(0, {t} + 1, ({b} - 1,), generator=g)).values, "
+    "torch.full((1,), {t})])"
 )
 LENGTHS = "torch.randint(0, {k} + 1, ({b},), generator=g)"
 
@@ -694,7 +703,7 @@ def _slabs(rng: random.Random) -> Program:
         dim = rng.choice((1, 2))
         target, dims, out_dims = ("out0[tile_a, :]", f"dim={dim}", ["a", "c" if dim == 1 else "b"])
     body = _loads(inputs, index, dtype, False)
-    leaves = _temps(rng, body, [s.defines for s in body], rng.randint(1, 2), False)
+    leaves = _temps(rng, body, _defined(body), rng.randint(1, 2), False)
     value = rng.choice(leaves)
     body.append(
         Stmt(
@@ -802,7 +811,8 @@ def _attention(rng: random.Random) -> Program:
         Stmt("alpha = torch.exp(m_i - m_new)", "alpha", frozenset({"m_i", "m_new"}), 1),
         Stmt("l_i = l_i * alpha + torch.sum(p, dim=1)", "l_i", frozenset({"l_i", "alpha", "p"}), 1),
         Stmt(
-            "acc = acc * alpha[:, None] + hl.dot(p.to(v.dtype), v[tile_n, :], out_dtype=torch.float32)",
+            "acc = acc * alpha[:, None] "
+            "+ hl.dot(p.to(v.dtype), v[tile_n, :], out_dtype=torch.float32)",
             "acc",
             frozenset({"acc", "alpha", "p", "v"}),
             1,
@@ -912,7 +922,7 @@ def _closure(rng: random.Random) -> Program:
     fn = rng.choice(CLOSURES)
     body = list(prog.body)
     at = next(i for i, s in enumerate(body) if s.defines and s.defines.startswith("t"))
-    t = body[at].defines
+    t = body[at].defines or ""
     body.insert(at + 1, Stmt(f"{t} = fn({t})", t, frozenset({t, "fn"}), body[at].indent))
     return dataclasses.replace(
         prog, kind="closure", body=body, callables={"fn": fn}, headers=tuple(_loop_headers(prog))
@@ -1105,6 +1115,7 @@ def write(p: Program, directory: Path = PROGRAM_DIR) -> Path:
 def load_module(path: Path) -> Any:
     name = f"helion_fx_mlir_program_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # Helion looks kernels' globals up through their module
     spec.loader.exec_module(module)
@@ -1218,4 +1229,5 @@ def reduced_repro(outcome: Any, timeout: float) -> str:
         return f"# {outcome.case.example}: did not fail again alone ({outcome.status})"
     smallest = reduce_program(program, still_fails)
     path = write(smallest, directory)
-    return f"# reduced repro of {outcome.case.example} ({outcome.status}): python {path}\n{smallest.render()}"
+    head = f"# reduced repro of {outcome.case.example} ({outcome.status}): python {path}"
+    return f"{head}\n{smallest.render()}"
