@@ -1,4 +1,4 @@
-"""A kernel whose host buffer has fewer rows than the device has tiles (tests/test_bounds_checks.py)."""
+"""A kernel whose host buffer has fewer rows than the device has tiles (test_bounds_checks)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,8 @@ def test_llvm_crashing_on_bf16_code_does_not_end_the_process() -> None:
         from helion_fx_mlir import compile_kernel
         from helion_fx_mlir.examples.control_flow import transpose_add
         x, y = torch.randn(4099, 33).bfloat16(), torch.randn(33, 4099).bfloat16()
-        got = compile_kernel(transpose_add.bind((x, y)), config=helion.Config(block_sizes=[32, 1]))(x, y)
+        config = helion.Config(block_sizes=[32, 1])
+        got = compile_kernel(transpose_add.bind((x, y)), config=config)(x, y)
         torch.testing.assert_close(got, x + y.t())
     """)
     assert child.returncode == 0, child.stdout + child.stderr

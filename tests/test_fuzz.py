@@ -127,7 +127,8 @@ FAKE_WORKER = """
 import json, os, sys, time
 args = sys.argv[sys.argv.index("--start") + 1:]
 start = int(args[0])
-case = {"index": start, "example": "add", "dtype": "f32", "shape_map": {}, "seed": 0, "config": None}
+case = {"index": start, "example": "add", "dtype": "f32", "shape_map": {}, "seed": 0,
+        "config": None}
 print(json.dumps({"case": case}), flush=True)
 if start == 1:
     os.abort()

@@ -48,8 +48,8 @@ def test_same_bytes_across_processes() -> None:
 def test_config_block_sizes_become_module_attributes() -> None:
     text = generate_mlir(EXAMPLES["matmul"].bind(), config=helion.Config(block_sizes=[64, 32, 16]))
     assert (
-        "loom.block_size_0 = 64 : index, loom.block_size_1 = 32 : index, loom.block_size_2 = 16 : index"
-        in text
+        "loom.block_size_0 = 64 : index, loom.block_size_1 = 32 : index, "
+        "loom.block_size_2 = 16 : index" in text
     )
     assert text.count('"loom.get_symbol"') == 3
 

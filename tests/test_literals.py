@@ -105,7 +105,8 @@ def test_constant_is_hoisted_once_per_literal() -> None:
 
 
 def _module_of_every_literal() -> str:
-    """One func with a constant per float value and width (as hl.full emits them), plus i1 and ints."""
+    """One func with a constant per float value and width (as hl.full emits them), plus i1
+    and ints."""
     b = MLIRBuilder()
     b.emit_func_start("literals", [], [])
     for dtype in (*FLOATS, torch.bool, torch.int8, torch.uint8, torch.int64):
@@ -196,7 +197,8 @@ def test_special_values_kernel_reads_in_upstream_mlir_opt(dtype: torch.dtype) ->
 
 
 def _import_copy(directory: Path) -> ModuleType:
-    """kernels_literals.py imported from another directory (Helion reads the kernel's source file)."""
+    """kernels_literals.py imported from another directory (Helion reads the kernel's source
+    file)."""
     directory.mkdir(parents=True)
     path = directory / "kernels_literals.py"
     shutil.copy(Path(__file__).with_name("kernels_literals.py"), path)

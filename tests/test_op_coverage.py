@@ -1,4 +1,4 @@
-"""docs/op-coverage.md is generated (src/helion_fx_mlir/tools/op_coverage_doc.py) and must stay current."""
+"""docs/op-coverage.md is generated (tools/op_coverage_doc.py) and must stay current."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from helion_fx_mlir.tools import op_coverage_doc
 def test_op_coverage_doc_is_current() -> None:
     committed = op_coverage_doc.DOC.read_text() if op_coverage_doc.DOC.is_file() else ""
     assert committed == op_coverage_doc.render(), (
-        "docs/op-coverage.md is out of date with the lowering rules or the sample kernels: run `make docs`"
+        "docs/op-coverage.md is out of date with the lowering rules or the sample kernels: "
+        "run `make docs`"
     )
 
 

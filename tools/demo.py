@@ -15,7 +15,8 @@ def main() -> int:
     x, y = example.args()
     bound = example.kernel.bind((x, y))
     print(
-        f"# Helion matmul, x: {tuple(x.shape)}, y: {tuple(y.shape)} (extents not divisible by the block sizes)"
+        f"# Helion matmul, x: {tuple(x.shape)}, y: {tuple(y.shape)} "
+        "(extents not divisible by the block sizes)"
     )
     text = generate_mlir(bound)
     print(text)

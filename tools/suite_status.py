@@ -174,7 +174,8 @@ def collect(families: list[str], contains: str | None) -> list[tuple[Case, Any]]
         for example in module.EXAMPLES:
             if example.name in seen:
                 print(
-                    f"!! duplicate example name '{example.name}' in {family} and {seen[example.name]}"
+                    f"!! duplicate example name '{example.name}' in {family} "
+                    f"and {seen[example.name]}"
                 )
             seen[example.name] = family
             if contains and contains not in example.name:

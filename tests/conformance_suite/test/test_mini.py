@@ -1,5 +1,6 @@
 """A miniature of Helion's test/ layout for tests/test_conformance.py: a Triton-only class
-whose outputs are right, wrong, read as code (quoted, or counted), or end the process, and a test Helion skips
+whose outputs are right, wrong, read as code (quoted, or counted), or end the process,
+and a test Helion skips
 outside reference mode."""
 
 import os
