@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 pytest: $(STAMP)
-	$(PY) -m pytest -q -n 2 --durations=15
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=15
 
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv lit_tests

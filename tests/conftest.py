@@ -22,3 +22,13 @@ def _single_thread() -> None:
 # A miniature Helion test/ directory that tests/test_conformance.py runs through the plugin
 # (one of its tests kills its process on purpose).
 collect_ignore = ["conformance_suite"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of one sample kernel run on one xdist worker (`--dist loadgroup`): Helion traces
+    a kernel once per argument signature and process, and tracing costs more than most tests."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        name = params.params.get("name") if params else None
+        if name in EXAMPLES:
+            item.add_marker(pytest.mark.xdist_group(name))
