@@ -22,6 +22,7 @@ from torch_mlir.dialects.transform import interpreter
 from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named, ops_where
+from helion_fx_mlir.passes.registry import register
 
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
@@ -46,6 +47,10 @@ class Schedule:
     split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
 
 
+@register(
+    "helion-vectorize-tile-bodies",
+    "tile and vectorize the linalg ops and padded loads a schedule fits",
+)
 def vectorize_tile_bodies(module: ir.Module) -> None:
     """Tile and vectorize every linalg op and padded load a schedule fits."""
     with mlir_context():
@@ -91,6 +96,7 @@ def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
     return arith.extsi(wide, value)
 
 
+@register("helion-fold-accumulations", "acc + matmul/sum from zeros -> the matmul/sum into acc")
 def fold_accumulations(module: ir.Module) -> None:
     """`acc + matmul(a, b, zeros)` (how addmm and hl.dot with an accumulator arrive) becomes
     `matmul(a, b, acc)`, and `acc + sum(x, zeros)` (a manual reduction loop's
@@ -107,6 +113,10 @@ def fold_accumulations(module: ir.Module) -> None:
                 add.erase()
 
 
+@register(
+    "helion-write-into-loop-carried",
+    "loop-carried tiles computed into their iter_arg, not tensor.empty",
+)
 def write_into_loop_carried(module: ir.Module) -> None:
     """A loop-carried tile value (`acc`, `m_i`, `l_i` of a loop over tiles) that is computed
     into a fresh `tensor.empty` each iteration is computed into the loop's own iter_arg
@@ -406,7 +416,8 @@ def transform_script(groups: dict[Schedule, int]) -> str:
     return f"""module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
 {body}
-    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %funcs = transform.structured.match ops{{["func.func"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %funcs {{
       transform.apply_patterns.vector.lower_masked_transfers
     }} : !transform.any_op
@@ -415,7 +426,8 @@ def transform_script(groups: dict[Schedule, int]) -> str:
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns
     }} : !transform.any_op
-    %loops = transform.structured.match ops{{["scf.for"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %loops = transform.structured.match ops{{["scf.for"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.foreach %loops : !transform.any_op {{
     ^bb0(%loop: !transform.any_op):
       transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
@@ -439,9 +451,11 @@ def _group_steps(schedule: Schedule, index: int) -> str:
     if any(schedule.tile):
         loops = sum(1 for t in schedule.tile if t)
         results = ", ".join([f"%t{index}"] + [f"%l{index}_{i}" for i in range(loops)])
+        sizes = ", ".join(map(str, schedule.tile))
+        handles = ", ".join([any_op] * (loops + 1))
         steps.append(
             f"    {results} = transform.structured.tile_using_for %g{index} tile_sizes "
-            f"[{', '.join(map(str, schedule.tile))}] : ({any_op}) -> ({', '.join([any_op] * (loops + 1))})"
+            f"[{sizes}] : ({any_op}) -> ({handles})"
         )
         handle = f"%t{index}"
     steps.append(
@@ -455,25 +469,29 @@ def _group_steps(schedule: Schedule, index: int) -> str:
 def _vectorize_steps(schedule: Schedule, handle: str) -> str:
     any_op = "!transform.any_op"
     options = " {create_named_contraction}" if schedule.contraction else ""
+    sizes = ", ".join(map(str, schedule.vector))
     return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
-        transform.structured.vectorize %one vector_sizes [{", ".join(map(str, schedule.vector))}]{options} : {any_op}
+        transform.structured.vectorize %one vector_sizes [{sizes}]{options}
+          : {any_op}
       }}
     }}"""
 
 
 def _split_steps(schedule: Schedule, handle: str) -> str:
     """The innermost reduction loop in chunks into a partial accumulator (its init the
-    combiner's neutral value), merged into the op's own init after the loop; all three vectorized."""
+    combiner's neutral value), merged into the op's own init after the loop; all three
+    vectorized."""
     any_op = "!transform.any_op"
     sizes = ", ".join(["0"] * (len(schedule.tile) - 1) + [str(schedule.split_reduction)])
     return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
-        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one by tile_sizes = [{sizes}]
+        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one
+          by tile_sizes = [{sizes}]
           : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})
         transform.structured.vectorize %fill : {any_op}
         transform.structured.vectorize %chunks : {any_op}
@@ -492,6 +510,9 @@ def _apply(module: ir.Module, script: str) -> None:
         raise RewriteError("vectorize", [(module.operation.location, str(err))]) from None
 
 
+@register(
+    "helion-vectorize-copies", "memref.copy of a block-shaped buffer -> masked vector read/write"
+)
 def vectorize_copies(module: ir.Module) -> None:
     """After bufferization: a copy out of (or into) a block-shaped buffer, e.g. a tile's
     valid lanes stored into the output, becomes one masked vector read and write. Copies
