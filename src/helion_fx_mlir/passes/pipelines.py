@@ -15,6 +15,7 @@ from helion_fx_mlir.mlir.parse import format_diagnostic, located, parse_module
 # Imported for their @register and register_pipeline calls: PASSES is complete from here on.
 from helion_fx_mlir.passes import (  # noqa: F401
     abi,
+    accumulators,
     approximations,
     buffers,
     float_conversions,

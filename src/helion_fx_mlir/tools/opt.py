@@ -173,7 +173,7 @@ def pass_flag_pipeline(name: str, options: str | None) -> str:
 def registered_step(entry: Pass) -> Step:
     """A registered pass as a step, named by its registered name."""
     if isinstance(entry, PipelinePass):
-        return PassStep(entry.pipeline, f"the pass --{entry.name}, pipeline")
+        return PassStep(entry.pipeline, f"the pass --{entry.name}: pipeline")
     return RewriteStep(entry.name, entry.rewrite)
 
 
