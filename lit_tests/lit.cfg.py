@@ -15,5 +15,7 @@ root = pathlib.Path(__file__).resolve().parent.parent
 config.environment["PATH"] = os.pathsep.join(
     [str(root / ".venv" / "bin"), os.environ.get("PATH", "")]
 )
+# The tools import the package of this checkout (the venv may be shared by several).
+config.environment["PYTHONPATH"] = str(root / "src")
 config.substitutions.append(("%examples", str(root / "src" / "helion_fx_mlir" / "examples")))
 config.substitutions.append(("FileCheck", "filecheck"))

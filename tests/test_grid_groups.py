@@ -12,7 +12,7 @@ import torch
 from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes.pipelines import apply_steps, llvm_steps
+from helion_fx_mlir.passes.pipelines import LLVM, apply
 
 # Tiles that divide the shape: a padded or masked tile needs a buffer of its own per program,
 # and grids whose programs allocate are not grouped.
@@ -25,11 +25,8 @@ CONFIGS = [
 
 
 def _grid_after_grouping(bound: object, config: helion.Config) -> str:
-    steps = llvm_steps()
-    upto = next(
-        i for i, step in enumerate(steps) if getattr(step, "__name__", "") == "group_grid_programs"
-    )
-    module = apply_steps(parse_module(generate_mlir(bound, config=config)), steps[: upto + 1])
+    upto = LLVM.index("helion-group-grid-programs")
+    module = apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1])
     return re.search(r"scf\.forall \(%\w+\) in \((\d+)\)", str(module)).group(1)
 
 

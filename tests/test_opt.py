@@ -14,7 +14,9 @@ from helion_fx_mlir import generate_mlir, lower_to_linalg, lower_to_llvm
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes.pipelines import resolve_helion_ops
+from helion_fx_mlir.passes.helion_ops import resolve_helion_ops
+from helion_fx_mlir.passes.pipelines import PIPELINES
+from helion_fx_mlir.passes.registry import PASSES
 from helion_fx_mlir.tools.opt import Diagnostic, expectations, main, verify_expectations
 
 HELION_OPT = pathlib.Path(sys.executable).parent / "helion-opt"
@@ -442,6 +444,7 @@ def test_missing_input_file(capfd, tmp_path) -> None:
         (["--pass-pipeline"], "'--pass-pipeline' needs a value"),
         (["--verify-diagnostics=yes"], "takes no value"),
         (["--helion-lower-to-llvm=fast"], "'--helion-lower-to-llvm' takes no options"),
+        (["--helion-emit-c-interface=x"], "'--helion-emit-c-interface' takes no options"),
         (["a.mlir", "b.mlir"], "one input file expected, got 2"),
     ],
 )
@@ -458,6 +461,31 @@ def test_usage_errors_exit_2_with_one_message(capfd, args, message) -> None:
 def test_help_and_version(capfd, flag, text) -> None:
     code, out, _ = opt(capfd, flag)
     assert code == 0 and text in out
+
+
+@pytest.mark.parametrize("flag", ["--help", "--list-passes"])
+def test_every_registered_pass_is_listed_with_its_summary(capfd, flag) -> None:
+    code, out, _ = opt(capfd, flag)
+    assert code == 0
+    for name, entry in [*PASSES.items(), *PIPELINES.items()]:
+        assert f"--{name} " in out and entry.summary in out
+
+
+def test_every_registered_pass_has_a_lit_test() -> None:
+    lit_dir = pathlib.Path(__file__).parent.parent / "lit_tests" / "passes"
+    tested = {path.stem for path in lit_dir.glob("*.mlir")}
+    assert [name for name in PASSES if name.removeprefix("helion-") not in tested] == []
+
+
+def test_a_rewrite_flag_runs_that_rewrite_alone(capfd, matmul_mlir) -> None:
+    _, path = matmul_mlir
+    code, out, err = opt(capfd, path, "--helion-emit-c-interface", "--mlir-print-ir-after-all")
+    assert code == 0
+    assert "loom.get_symbol" in out and "llvm.emit_c_interface" in out
+    dumps = [line for line in err.splitlines() if "IR Dump After" in line]
+    assert dumps == [
+        "// -----// IR Dump After emit_c_interface: helion-emit-c-interface //----- //"
+    ]
 
 
 @pytest.mark.parametrize(

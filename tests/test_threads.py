@@ -1,4 +1,4 @@
-"""Grids run on torch's own OpenMP threads (libgomp, through `openmp_abi`): every program
+"""Grids run on torch's own OpenMP threads (libgomp, through `passes.abi`): every program
 exactly once, on any thread count, from any Python thread."""
 
 from __future__ import annotations

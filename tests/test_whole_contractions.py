@@ -10,9 +10,7 @@ import torch
 from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes.pipelines import apply_steps, linalg_steps
-from helion_fx_mlir.passes.vectorize import fold_accumulations
-from helion_fx_mlir.passes.whole_contractions import whole_k_contractions
+from helion_fx_mlir.passes.pipelines import LINALG, apply
 
 # K (the last dim of x) divides the K block sizes; M and N do not divide theirs.
 SHAPES = {
@@ -41,8 +39,8 @@ def _args(name: str, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
 def _loops_left(name: str, dtype: torch.dtype, config: helion.Config) -> int:
     """Loops over K blocks left after the rewrite, in the linalg module."""
     bound = EXAMPLES[name].kernel.bind(_args(name, dtype))
-    module = apply_steps(parse_module(generate_mlir(bound, config=config)), linalg_steps())
-    apply_steps(module, (fold_accumulations, whole_k_contractions))
+    module = apply(parse_module(generate_mlir(bound, config=config)), LINALG)
+    apply(module, ("helion-fold-accumulations", "helion-whole-k-contractions"))
     return str(module).count("affine.for") + str(module).count("scf.for ")
 
 
@@ -68,8 +66,8 @@ def test_a_padded_last_k_block_keeps_the_loop() -> None:
     args = (torch.randn(37, 70), torch.randn(70, 45))
     config = helion.Config(block_sizes=[16, 16, 16])
     bound = example.kernel.bind(args)
-    module = apply_steps(parse_module(generate_mlir(bound, config=config)), linalg_steps())
-    apply_steps(module, (fold_accumulations, whole_k_contractions))
+    module = apply(parse_module(generate_mlir(bound, config=config)), LINALG)
+    apply(module, ("helion-fold-accumulations", "helion-whole-k-contractions"))
     assert "affine.for" in str(module)
     torch.testing.assert_close(
         compile_kernel(bound, config=config)(*args), example.reference(*args)

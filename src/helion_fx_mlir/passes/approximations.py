@@ -19,6 +19,7 @@ from torch_mlir.dialects import arith, math
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.passes.registry import register
 
 LOG2E = 1.44269504088896341
 LN2 = 0.693147180559945309
@@ -168,7 +169,8 @@ def _log_special(f: F32, x: ir.Value, result: ir.Value) -> ir.Value:
 
 
 def tanh(f: F32, x: ir.Value) -> ir.Value:
-    """An odd polynomial below TANH_SMALL; else 1 - 2 / (e^2|x| + 1), which is 1 once e^2|x| is inf."""
+    """An odd polynomial below TANH_SMALL; else 1 - 2 / (e^2|x| + 1), which is 1 once e^2|x|
+    is inf."""
     a = math.absf(x)
     z = arith.mulf(x, x)
     small = f.fma(arith.mulf(f.poly(z, TANH_POLY), z), x, x)
@@ -245,6 +247,9 @@ APPROXIMATIONS: dict[str, Callable[[F32, ir.Value], ir.Value]] = {
 COMPUTED_IN_F32 = {"f16", "bf16", "f32"}
 
 
+@register(
+    "helion-approximate-math", "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma"
+)
 def approximate_math(module: ir.Module) -> None:
     """Replace each f32/f16/bf16 op in APPROXIMATIONS (scalar or vector) by its polynomial."""
     with mlir_context():

@@ -20,6 +20,7 @@ from torch_mlir.dialects import arith, scf
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import defined_in, ops_named, within
+from helion_fx_mlir.passes.registry import register
 
 PURE_SETUP = {
     "arith.constant",
@@ -45,13 +46,15 @@ MAX_GROUP = 16  # programs per group: 16 strips of 32 f32 are 2 KB of each row
 MIN_GROUPS = 8  # groups left to share among threads
 
 
+@register(
+    "helion-group-grid-programs", "programs of a large grid run in groups, setup shared per group"
+)
 def group_grid_programs(module: ir.Module) -> None:
     """Interleave the programs of each grid that fits (see the module docstring)."""
     with mlir_context():
         for grid in ops_named(module, "scf.forall"):
             trips = _trip_count(grid)
-            size = _group_size(trips) if trips else 1
-            if size > 1 and _fits(grid):
+            if trips and (size := _group_size(trips)) > 1 and _fits(grid):
                 _group(grid, trips, size)
 
 
@@ -139,7 +142,8 @@ def _program_loop(
 
 
 def _retarget(group: ir.Value, program: ir.Value, loop: scf.ForOp) -> None:
-    """Uses of the grid variable inside the loop (but the program's own arithmetic) use the program."""
+    """Uses of the grid variable inside the loop (but the program's own arithmetic) use the
+    program."""
     computing = program.owner.operands[0].owner
     for use in list(group.uses):
         if use.owner != computing and within(use.owner, loop):

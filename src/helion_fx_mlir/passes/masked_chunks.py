@@ -14,6 +14,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.passes.registry import register
 
 CHUNK_BITS = 256
 
@@ -21,6 +22,9 @@ CHUNK_BITS = 256
 _MASKED = {"llvm.intr.masked.load": (0, (1, 2)), "llvm.intr.masked.store": (1, (0, 2))}
 
 
+@register(
+    "helion-split-masked-memory-ops", "wide LLVM masked loads/stores split into 256-bit chunks"
+)
 def split_masked_memory_ops(module: ir.Module) -> None:
     """Each masked load and store wider than CHUNK_BITS as chunks of CHUNK_BITS."""
     for op in ops_where(

@@ -18,6 +18,7 @@ from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.passes.registry import register
 
 NAME = "__truncsfbf2"
 
@@ -46,6 +47,7 @@ module {{
 """
 
 
+@register("helion-bf16-moves-as-i16", "bf16 masked loads and selects moved as i16")
 def bf16_moves_as_i16(module: ir.Module) -> None:
     """Masked loads and selects of bf16 values as the same ops on i16 between bitcasts."""
     for op in ops_where(module, lambda op: op.name in _MOVES and "bf16" in str(op.results[0].type)):
@@ -83,6 +85,7 @@ def _uses_bf16(op: ir.Operation) -> bool:
     return any("bf16" in str(t) for t in types)
 
 
+@register("helion-define-bf16-truncation", "define __truncsfbf2 in a module that calls it")
 def define_bf16_truncation(module: ir.Module) -> None:
     """Add `__truncsfbf2` to a module in the LLVM dialect that has bf16 values (in place of
     a declaration of it, which the module's own calls may have added)."""

@@ -4,7 +4,8 @@ Tile bodies have static block-size shapes, so each linalg op in them can be cut 
 register-sized tiles and vectorized without masks: one schedule per op class (elementwise,
 reduction, matmul, padded load). Ops a schedule does not fit (dynamic shapes, element types
 the vector lowering does not handle here) stay scalar loops; a vectorization the transform
-dialect refuses leaves its op unchanged.
+dialect refuses leaves its op unchanged. After bufferization, copies out of block-shaped
+buffers become masked vector transfers (vectorize_copies).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from torch_mlir.dialects.transform import interpreter
 from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named, ops_where
+from helion_fx_mlir.passes.registry import register
 
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
@@ -46,6 +48,10 @@ class Schedule:
     split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
 
 
+@register(
+    "helion-vectorize-tile-bodies",
+    "tile and vectorize the linalg ops and padded loads a schedule fits",
+)
 def vectorize_tile_bodies(module: ir.Module) -> None:
     """Tile and vectorize every linalg op and padded load a schedule fits."""
     with mlir_context():
@@ -89,156 +95,6 @@ def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
     if isinstance(element, ir.FloatType):
         return arith.extf(wide, value)
     return arith.extsi(wide, value)
-
-
-def fold_accumulations(module: ir.Module) -> None:
-    """`acc + matmul(a, b, zeros)` (how addmm and hl.dot with an accumulator arrive) becomes
-    `matmul(a, b, acc)`, and `acc + sum(x, zeros)` (a manual reduction loop's
-    `acc = acc + x.sum(0)`) becomes `sum(x, acc)`: accumulating into acc, as Helion's own
-    dot does, so the accumulator stays in registers across the loop and no second pass adds it."""
-    with mlir_context():
-        for add in ops_named(module, "linalg.generic"):
-            found = _accumulation(add)
-            if found is not None:
-                producer, acc = found
-                producer.move_before(add)
-                producer.operands[len(producer.operands) - 1] = acc
-                add.results[0].replace_all_uses_with(producer.results[0])
-                add.erase()
-
-
-def write_into_loop_carried(module: ir.Module) -> None:
-    """A loop-carried tile value (`acc`, `m_i`, `l_i` of a loop over tiles) that is computed
-    into a fresh `tensor.empty` each iteration is computed into the loop's own iter_arg
-    instead, so bufferization can update one buffer in place rather than allocate a new
-    one per iteration. The chain is followed back through the ops that write into their
-    init (`matmul(p, v, acc * alpha)`) to the op that starts from an empty tensor; that op
-    must not read its init. Where the old value is still read later, bufferization copies."""
-    with mlir_context():
-        for loop in ops_named(module, "affine.for", "scf.for"):
-            body = loop.regions[0].blocks[0]
-            carried = list(body.arguments)[1:]
-            yielded = list(body.operations)[-1].operands
-            for value, iter_arg in zip(yielded, carried):
-                start = _empty_started(value, body)
-                if start is not None and iter_arg.type == start.operands[-1].type:
-                    start.operands[len(start.operands) - 1] = iter_arg
-                    _read_through_init(start)
-
-
-def _read_through_init(op: ir.Operation) -> None:
-    """An input that is the op's own init, read at the same place as it is written
-    (`acc * alpha` into acc), is read through the init's block argument instead: tiled, the
-    op then reads each tile from the buffer it updates, not from the value before the
-    update, which bufferization would have to copy to keep."""
-    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
-    args = list(op.regions[0].blocks[0].arguments)
-    init = op.operands[len(op.operands) - 1]
-    for value, amap, arg in zip(list(op.operands)[:-1], maps, args):
-        if value == init and amap == maps[-1]:
-            arg.replace_all_uses_with(args[-1])
-
-
-def _empty_started(value: ir.Value, body: ir.Block) -> ir.Operation | None:
-    """The linalg op in `body` at the start of value's chain of inits, if it writes a
-    tensor.empty it never reads."""
-    for _ in range(8):
-        owner = value.owner
-        if (
-            not isinstance(owner, ir.OpView)
-            or not owner.name.startswith("linalg.")
-            or len(owner.results) != 1
-            or owner.operation.block != body
-        ):
-            return None
-        init = owner.operands[-1]
-        if isinstance(init.owner, ir.OpView) and init.owner.name == "tensor.empty":
-            return (
-                owner.operation
-                if owner.name == "linalg.generic" and not _reads_init(owner)
-                else None
-            )
-        value = init
-    return None
-
-
-def _reads_init(op: ir.OpView) -> bool:
-    return any(True for _ in list(op.regions[0].blocks[0].arguments)[-1].uses)
-
-
-def _accumulation(add: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
-    """(producer, acc) when `add` is an elementwise acc + (a matmul or sum from zeros), the
-    sole use of that producer."""
-    if len(add.operands) != 3 or not _is_add_of_inputs(add):
-        return None
-    if any(
-        str(ir.AffineMapAttr(m).value)
-        != str(ir.AffineMap.get_identity(ir.AffineMapAttr(m).value.n_dims))
-        for m in ir.ArrayAttr(add.attributes["indexing_maps"])
-    ):
-        return None
-    for value, acc in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
-        producer = value.owner
-        if (
-            isinstance(producer, ir.OpView)
-            and _accumulates_into_init(producer)
-            and _from_zeros(producer.operands[-1])
-            and _single_use(value)
-            and acc.type == value.type == add.results[0].type
-        ):
-            return producer.operation, acc
-    return None
-
-
-def _is_add_of_inputs(op: ir.Operation) -> bool:
-    """A linalg.generic whose body is `yield in0 + in1`."""
-    block = op.regions[0].blocks[0]
-    args = list(block.arguments)
-    return len(args) == 3 and _yields_sum(block, args[0], args[1])
-
-
-def _accumulates_into_init(op: ir.OpView) -> bool:
-    """A plain matmul, or a one-input sum reduction (`yield in + out`): adding its init to
-    its result is the same as starting from that init."""
-    if op.name in PLAIN_MAPS:
-        return True
-    if (
-        op.name != "linalg.generic"
-        or len(op.operands) != 2
-        or len(op.results) != 1
-        or "reduction" not in str(op.attributes["iterator_types"])
-    ):
-        return False
-    block = op.regions[0].blocks[0]
-    inp, out = list(block.arguments)
-    return _yields_sum(block, inp, out)
-
-
-def _yields_sum(block: ir.Block, first: ir.Value, second: ir.Value) -> bool:
-    """The block is `yield first + second` (floating point)."""
-    body = list(block.operations)
-    return (
-        len(body) == 2
-        and body[0].name == "arith.addf"
-        and set(body[0].operands) == {first, second}
-        and body[1].operands[0] == body[0].results[0]
-    )
-
-
-def _from_zeros(value: ir.Value) -> bool:
-    fill = value.owner
-    if not isinstance(fill, ir.OpView) or fill.name != "linalg.fill":
-        return False
-    scalar = fill.operands[0].owner
-    return (
-        isinstance(scalar, ir.OpView)
-        and scalar.name == "arith.constant"
-        and str(scalar.attributes["value"]).split(":")[0].strip() in {"0.000000e+00", "0"}
-    )
-
-
-def _single_use(value: ir.Value) -> bool:
-    return sum(1 for _ in value.uses) == 1
 
 
 def _candidates(module: ir.Module) -> list[ir.Operation]:
@@ -406,7 +262,8 @@ def transform_script(groups: dict[Schedule, int]) -> str:
     return f"""module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
 {body}
-    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %funcs = transform.structured.match ops{{["func.func"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %funcs {{
       transform.apply_patterns.vector.lower_masked_transfers
     }} : !transform.any_op
@@ -415,7 +272,8 @@ def transform_script(groups: dict[Schedule, int]) -> str:
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
       transform.apply_patterns.vector.transfer_permutation_patterns
     }} : !transform.any_op
-    %loops = transform.structured.match ops{{["scf.for"]}} in %root : (!transform.any_op) -> !transform.any_op
+    %loops = transform.structured.match ops{{["scf.for"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.foreach %loops : !transform.any_op {{
     ^bb0(%loop: !transform.any_op):
       transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
@@ -439,9 +297,11 @@ def _group_steps(schedule: Schedule, index: int) -> str:
     if any(schedule.tile):
         loops = sum(1 for t in schedule.tile if t)
         results = ", ".join([f"%t{index}"] + [f"%l{index}_{i}" for i in range(loops)])
+        sizes = ", ".join(map(str, schedule.tile))
+        handles = ", ".join([any_op] * (loops + 1))
         steps.append(
             f"    {results} = transform.structured.tile_using_for %g{index} tile_sizes "
-            f"[{', '.join(map(str, schedule.tile))}] : ({any_op}) -> ({', '.join([any_op] * (loops + 1))})"
+            f"[{sizes}] : ({any_op}) -> ({handles})"
         )
         handle = f"%t{index}"
     steps.append(
@@ -455,25 +315,29 @@ def _group_steps(schedule: Schedule, index: int) -> str:
 def _vectorize_steps(schedule: Schedule, handle: str) -> str:
     any_op = "!transform.any_op"
     options = " {create_named_contraction}" if schedule.contraction else ""
+    sizes = ", ".join(map(str, schedule.vector))
     return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
-        transform.structured.vectorize %one vector_sizes [{", ".join(map(str, schedule.vector))}]{options} : {any_op}
+        transform.structured.vectorize %one vector_sizes [{sizes}]{options}
+          : {any_op}
       }}
     }}"""
 
 
 def _split_steps(schedule: Schedule, handle: str) -> str:
     """The innermost reduction loop in chunks into a partial accumulator (its init the
-    combiner's neutral value), merged into the op's own init after the loop; all three vectorized."""
+    combiner's neutral value), merged into the op's own init after the loop; all three
+    vectorized."""
     any_op = "!transform.any_op"
     sizes = ", ".join(["0"] * (len(schedule.tile) - 1) + [str(schedule.split_reduction)])
     return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
-        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one by tile_sizes = [{sizes}]
+        %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one
+          by tile_sizes = [{sizes}]
           : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})
         transform.structured.vectorize %fill : {any_op}
         transform.structured.vectorize %chunks : {any_op}
@@ -492,6 +356,9 @@ def _apply(module: ir.Module, script: str) -> None:
         raise RewriteError("vectorize", [(module.operation.location, str(err))]) from None
 
 
+@register(
+    "helion-vectorize-copies", "memref.copy of a block-shaped buffer -> masked vector read/write"
+)
 def vectorize_copies(module: ir.Module) -> None:
     """After bufferization: a copy out of (or into) a block-shaped buffer, e.g. a tile's
     valid lanes stored into the output, becomes one masked vector read and write. Copies

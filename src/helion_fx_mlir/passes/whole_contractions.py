@@ -18,6 +18,7 @@ from torch_mlir.dialects import tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import defined_in, ops_named
+from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, unrolls_well
 
 # Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
@@ -41,6 +42,9 @@ class Bounds:
     step: int
 
 
+@register(
+    "helion-whole-k-contractions", "a K loop of one contraction -> one contraction over the whole K"
+)
 def whole_k_contractions(module: ir.Module) -> None:
     """Replace each loop of K-block contractions by one contraction over the whole K range."""
     with mlir_context():
@@ -53,8 +57,9 @@ def whole_k_contractions(module: ir.Module) -> None:
                 _whole_strip(contraction.operands[i], dim, loop, bounds)
                 for i, dim in enumerate(K_DIMS[contraction.name])
             ]
-            if None not in strips and _same_k(strips):
-                _replace(loop, contraction, strips)
+            whole = [s for s in strips if s is not None]
+            if len(whole) == len(strips) and _same_k(whole):
+                _replace(loop, contraction, whole)
 
 
 def _sole_contraction(loop: ir.Operation) -> ir.Operation | None:
@@ -236,8 +241,8 @@ def _hoisted(value: ir.Value, loop: ir.Operation) -> ir.Value:
     return value.owner.clone().results[0]  # at the insertion point, before the loop
 
 
-def _same_k(strips: list[Strip | None]) -> bool:
-    return len({s.k_size for s in strips if s is not None}) == 1
+def _same_k(strips: list[Strip]) -> bool:
+    return len({s.k_size for s in strips}) == 1
 
 
 def _operand_count(slice_op: ir.OpView, group: str) -> int:
@@ -333,7 +338,7 @@ def _strip_value(strip: Strip, loop: ir.Operation) -> ir.Value:
         [1] * len(shape),
     ).result
     if strip.pad is None:
-        return value if strip.cast is None else _widened_cast(strip, value)
+        return value if strip.cast is None else _widened_cast(strip.cast, value)
     amounts = [_hoisted(amount, loop) for amount in list(strip.pad.operands)[1:]]
     padded = strip.pad.clone()
     for i, operand in enumerate([value, *amounts]):
@@ -341,17 +346,18 @@ def _strip_value(strip: Strip, loop: ir.Operation) -> ir.Value:
     shape = list(ir.RankedTensorType(strip.pad.results[0].type).shape)
     shape[strip.k_dim] = strip.k_size
     padded.results[0].set_type(ir.RankedTensorType.get(shape, element))
-    return padded.results[0] if strip.cast is None else _widened_cast(strip, padded.results[0])
+    widened = padded.results[0]
+    return widened if strip.cast is None else _widened_cast(strip.cast, widened)
 
 
-def _widened_cast(strip: Strip, value: ir.Value) -> ir.Value:
-    """The strip's elementwise conversion, over the whole strip."""
+def _widened_cast(strip_cast: ir.OpView, value: ir.Value) -> ir.Value:
+    """A strip's elementwise conversion, over the whole strip."""
     shape = list(ir.RankedTensorType(value.type).shape)
     result = ir.RankedTensorType.get(
-        shape, ir.RankedTensorType(strip.cast.results[0].type).element_type
+        shape, ir.RankedTensorType(strip_cast.results[0].type).element_type
     )
     init = tensor.EmptyOp(shape, result.element_type).result
-    cast = strip.cast.clone()
+    cast = strip_cast.clone()
     cast.operands[0] = value
     cast.operands[1] = init
     cast.results[0].set_type(result)

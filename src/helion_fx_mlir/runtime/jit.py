@@ -26,7 +26,8 @@ from helion_fx_mlir.frontend.lowering_context import (
 from helion_fx_mlir.frontend.visitor import IRVisitor
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes.pipelines import IN_PLACE_RESULTS, UNUSED_ARGS, to_llvm_module
+from helion_fx_mlir.passes.pipelines import to_llvm_module
+from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
 
 
@@ -154,7 +155,7 @@ class Engine:
 
 
 # LLVM has no fp8 types: f8E4M3FN conversions are expanded to integer ops
-# (passes.expand_fp8_extensions/expand_fp8_truncations); E5M2 has no CPU code generation here.
+# (passes.float_conversions); E5M2 has no CPU code generation here.
 NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 

@@ -1,6 +1,6 @@
 """The OpenMP runtime multi-threaded kernels run on, and how many threads they use.
 
-Kernels run on torch's own libgomp (`openmp_abi.py` maps the `__kmpc_*` calls MLIR's
+Kernels run on torch's own libgomp (`passes/abi.py` maps the `__kmpc_*` calls MLIR's
 OpenMP translation emits onto it), so a kernel and the eager operators around it share one
 pool of threads: no second pool spins on the cores the other needs. The library is loaded
 into the global symbol namespace, where JIT-compiled code resolves `GOMP_parallel`, and each

@@ -22,7 +22,8 @@ from helion_fx_mlir.errors import RewriteError, UsageError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.input_checks import module_problems, text_problem, unlocated_parse_failure
 from helion_fx_mlir.mlir.parse import file_position
-from helion_fx_mlir.passes.pipelines import NAMED_PIPELINES
+from helion_fx_mlir.passes.pipelines import PIPELINES
+from helion_fx_mlir.passes.registry import PASSES, Pass, PipelinePass, Rewrite
 from helion_fx_mlir.tools.shell import read_input, run_tool, stage, write_output
 
 PROG = "helion-opt"
@@ -69,12 +70,13 @@ class Options:
 
 @dataclass(frozen=True)
 class PassStep:
-    """A textual pass pipeline, already checked to parse."""
+    """A textual pass pipeline, already checked to parse; `label` says where it came from."""
 
     pipeline: str
+    label: str = "the pass pipeline"
 
     def run(self, module: ir.Module, opts: Options) -> None:
-        stage(f"the pass pipeline '{self.pipeline}'")
+        stage(f"{self.label} '{self.pipeline}'")
         pm = passmanager.PassManager.parse(self.pipeline)
         if opts.print_ir_after_all:
             pm.enable_ir_printing(
@@ -87,13 +89,14 @@ class PassStep:
 
 @dataclass(frozen=True)
 class RewriteStep:
-    """A rewrite through the bindings (e.g. resolve_helion_ops), verified afterwards."""
+    """A registered rewrite through the bindings (e.g. helion-resolve-symbols), verified
+    afterwards."""
 
-    label: str
-    rewrite: Callable[[ir.Module], None]
+    name: str
+    rewrite: Rewrite
 
     def run(self, module: ir.Module, opts: Options) -> None:
-        stage(f"the {self.rewrite.__name__} rewrite of --{self.label}")
+        stage(f"the rewrite --{self.name}")
         try:
             self.rewrite(module)
         except RewriteError as err:
@@ -103,7 +106,7 @@ class RewriteStep:
         module.operation.verify()
         if opts.print_ir_after_all:
             sys.stderr.write(
-                f"// -----// IR Dump After {self.rewrite.__name__}: {self.label} //----- //\n"
+                f"// -----// IR Dump After {self.rewrite.__name__}: {self.name} //----- //\n"
             )
             sys.stderr.write(opts.asm(module.operation) + "\n\n")
             sys.stderr.flush()
@@ -167,20 +170,29 @@ def pass_flag_pipeline(name: str, options: str | None) -> str:
     raise UsageError(f"unknown option or pass '--{name}' (see --help)")
 
 
-def named_pipeline_steps(name: str) -> list[Step]:
-    """A helion pipeline as steps: pass pipelines and rewrites through the bindings."""
-    return [
-        PassStep(step) if isinstance(step, str) else RewriteStep(name, step)
-        for step in NAMED_PIPELINES[name].steps
-    ]
+def registered_step(entry: Pass) -> Step:
+    """A registered pass as a step, named by its registered name."""
+    if isinstance(entry, PipelinePass):
+        return PassStep(entry.pipeline, f"the pass --{entry.name}: pipeline")
+    return RewriteStep(entry.name, entry.rewrite)
+
+
+def helion_steps(name: str) -> list[Step] | None:
+    """The steps of a helion pipeline or of one registered pass; None for other names."""
+    if name in PIPELINES:
+        return [registered_step(PASSES[p]) for p in PIPELINES[name].passes]
+    if name in PASSES:
+        return [registered_step(PASSES[name])]
+    return None
 
 
 def steps_for_flag(name: str, options: str | None) -> list[Step]:
-    if name in NAMED_PIPELINES:
-        if options is not None:
-            raise UsageError(f"'--{name}' takes no options")
-        return named_pipeline_steps(name)
-    return [PassStep(pass_flag_pipeline(name, options))]
+    steps = helion_steps(name)
+    if steps is None:
+        return [PassStep(pass_flag_pipeline(name, options))]
+    if options is not None:
+        raise UsageError(f"'--{name}' takes no options")
+    return steps
 
 
 # --- command line ------------------------------------------------------------------------
@@ -247,16 +259,27 @@ FLAGS: dict[str, Flag] = {
 }
 
 
+def _listing(summaries: dict[str, str]) -> str:
+    return "\n".join(f"  {'--' + name:<40}{summary}" for name, summary in summaries.items())
+
+
+def pass_list() -> str:
+    """The helion pipelines and every registered pass, each with its summary."""
+    pipelines = _listing({name: p.summary for name, p in PIPELINES.items()})
+    passes = _listing({name: p.summary for name, p in sorted(PASSES.items())})
+    return f"helion pipelines:\n{pipelines}\n\nhelion passes:\n{passes}\n"
+
+
 def usage() -> str:
     flags = "\n".join(f"  {flag.spelling(name):<32}{flag.help}" for name, flag in FLAGS.items())
-    named = "\n".join(f"  {'--' + name:<32}{p.description}" for name, p in NAMED_PIPELINES.items())
+    info = f"  {'--help, --version':<32}this text; the versions\n"
+    info += f"  {'--list-passes':<32}the helion pipelines and passes\n"
     return (
         f"usage: {PROG} [options] [FILE | -] [-o FILE]\n\n{__doc__.splitlines()[0]}\n\n"
-        f"options (-flag and --flag alike):\n{flags}\n  {'--help, --version':<32}this text; the versions\n\n"
-        f"helion pipelines:\n{named}\n\n"
+        f"options (-flag and --flag alike):\n{flags}\n{info}\n{pass_list()}\n"
         "passes: any pass registered in torch-mlir's bindings, as --NAME or --NAME=OPTIONS\n"
-        "(e.g. --canonicalize, --convert-torch-to-linalg, --one-shot-bufferize=bufferize-function-boundaries),\n"
-        "applied in command-line order.\n"
+        "(e.g. --canonicalize, --convert-torch-to-linalg,\n"
+        "--one-shot-bufferize=bufferize-function-boundaries), applied in command-line order.\n"
     )
 
 
@@ -267,7 +290,12 @@ def version() -> str:
     )
 
 
-INFO: dict[str, Callable[[], str]] = {"help": usage, "h": usage, "version": version}
+INFO: dict[str, Callable[[], str]] = {
+    "help": usage,
+    "h": usage,
+    "version": version,
+    "list-passes": pass_list,
+}
 
 
 def flag_value(flag: Flag, token: str, value: str | None, rest: Iterator[str]) -> str | None:
@@ -541,7 +569,8 @@ def verify_expectations(diagnostics: list[Diagnostic], chunk: str, filename: str
         else:
             pending.remove(match)
     problems += [
-        f'{filename}:{e.comment_line}:{e.comment_col}: error: expected {e.kind} "{e.message}" was not produced'
+        f"{filename}:{e.comment_line}:{e.comment_col}: error: "
+        f'expected {e.kind} "{e.message}" was not produced'
         for e in pending
     ]
     return problems

@@ -1,4 +1,5 @@
-"""The `__kmpc_*` OpenMP entry points of our kernels, implemented over torch's own libgomp.
+"""The ABI of kernel modules: C interface wrappers, and the `__kmpc_*` OpenMP entry points
+our kernels call, implemented over torch's own libgomp.
 
 MLIR translates `omp.parallel`/`omp.wsloop` into calls of LLVM's OpenMP runtime ABI
 (`__kmpc_fork_call`, `__kmpc_for_static_init_8u`, ...), which libgomp does not export.
@@ -16,6 +17,7 @@ from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.passes.registry import register
 
 # The translation passes the outlined region one aggregate argument (its captures), so
 # __kmpc_fork_call forwards exactly one; the loops it splits are normalized to step 1.
@@ -73,9 +75,9 @@ module {
 
   // Static schedule, no chunk: thread t of n gets the t-th of n nearly equal contiguous
   // ranges of [lower, upper]; a thread with none gets lower = upper + 1 (zero trips).
-  llvm.func @__kmpc_for_static_init_8u(%loc: !llvm.ptr, %gtid: i32, %schedule: i32, %plast: !llvm.ptr,
-                                       %plower: !llvm.ptr, %pupper: !llvm.ptr, %pstride: !llvm.ptr,
-                                       %incr: i64, %chunk: i64) {
+  llvm.func @__kmpc_for_static_init_8u(%loc: !llvm.ptr, %gtid: i32, %schedule: i32,
+                                       %plast: !llvm.ptr, %plower: !llvm.ptr, %pupper: !llvm.ptr,
+                                       %pstride: !llvm.ptr, %incr: i64, %chunk: i64) {
     %one = llvm.mlir.constant(1 : i64) : i64
     %t32 = llvm.call @omp_get_thread_num() : () -> i32
     %n32 = llvm.call @omp_get_num_threads() : () -> i32
@@ -116,6 +118,10 @@ module {
 """
 
 
+@register(
+    "helion-define-openmp-entry-points",
+    "define the __kmpc_* entry points a module using omp calls, over libgomp",
+)
 def define_openmp_entry_points(module: ir.Module) -> None:
     """Add the entry points to a module in the LLVM dialect that uses the omp dialect."""
     if not ops_where(module, lambda op: op.name.startswith("omp.")):
@@ -124,3 +130,14 @@ def define_openmp_entry_points(module: ir.Module) -> None:
         entry_points = ir.Module.parse(ENTRY_POINTS)
         for op in list(entry_points.body.operations):
             module.body.append(op.detach_from_parent())
+
+
+@register(
+    "helion-emit-c-interface", "mark every func llvm.emit_c_interface (ExecutionEngine.invoke)"
+)
+def emit_c_interface(module: ir.Module) -> None:
+    """Mark every func for a C interface: ExecutionEngine.invoke needs it."""
+    with mlir_context():
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
