@@ -24,12 +24,10 @@ from helion_fx_mlir.frontend.emitter import (
 )
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, find_tools, verify_with_mlir_opt
+from helion_fx_mlir.tools.upstream_check import verify_with_mlir_opt
 from kernels_literals import special_values, special_values_reference
 
-needs_tools = pytest.mark.skipif(
-    find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}"
-)
+needs_tools = pytest.mark.usefixtures("upstream_tools")
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # Specials, values Python prints without a '.', denormals of each width, extremes, overflow.
@@ -105,7 +103,8 @@ def test_constant_is_hoisted_once_per_literal() -> None:
 
 
 def _module_of_every_literal() -> str:
-    """One func with a constant per float value and width (as hl.full emits them), plus i1 and ints."""
+    """One func with a constant per float value and width (as hl.full emits them), plus i1
+    and ints."""
     b = MLIRBuilder()
     b.emit_func_start("literals", [], [])
     for dtype in (*FLOATS, torch.bool, torch.int8, torch.uint8, torch.int64):
@@ -196,7 +195,8 @@ def test_special_values_kernel_reads_in_upstream_mlir_opt(dtype: torch.dtype) ->
 
 
 def _import_copy(directory: Path) -> ModuleType:
-    """kernels_literals.py imported from another directory (Helion reads the kernel's source file)."""
+    """kernels_literals.py imported from another directory (Helion reads the kernel's source
+    file)."""
     directory.mkdir(parents=True)
     path = directory / "kernels_literals.py"
     shutil.copy(Path(__file__).with_name("kernels_literals.py"), path)
