@@ -2,20 +2,24 @@
 
 import os
 import pathlib
-
-import lit.formats
-
-config.name = "helion-fx-mlir"
-config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".test", ".mlir"]
-config.excludes = ["lit.cfg.py", "Inputs"]
-config.test_source_root = os.path.dirname(__file__)
+import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
+src = root / "src"
+# This tree's package, for the emits run in lit's workers and for the tools' processes.
+sys.path[:0] = [str(src), os.path.dirname(__file__)]
+
+import emit_format  # noqa: E402
+
+config.name = "helion-fx-mlir"
+config.test_format = emit_format.EmitInProcess()
+config.suffixes = [".test", ".mlir"]
+config.excludes = ["lit.cfg.py", "emit_format.py", "Inputs", "__pycache__"]
+config.test_source_root = os.path.dirname(__file__)
+
 config.environment["PATH"] = os.pathsep.join(
     [str(root / ".venv" / "bin"), os.environ.get("PATH", "")]
 )
-# The tools import the package of this checkout (the venv may be shared by several).
-config.environment["PYTHONPATH"] = str(root / "src")
-config.substitutions.append(("%examples", str(root / "src" / "helion_fx_mlir" / "examples")))
+config.environment["PYTHONPATH"] = str(src)
+config.substitutions.append(("%examples", str(src / "helion_fx_mlir" / "examples")))
 config.substitutions.append(("FileCheck", "filecheck"))

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, UpstreamTools, find_tools
 
 CASES = [
     pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}")
@@ -17,6 +18,15 @@ CASES = [
 @pytest.fixture(autouse=True)
 def _single_thread() -> None:
     torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def upstream_tools() -> UpstreamTools:
+    """The upstream mlir-opt/mlir-runner; their tests fail without them, as a skip would
+    pass unnoticed (make setup installs them)."""
+    tools = find_tools()
+    assert tools is not None, f"upstream mlir-opt/mlir-runner are not installed: {INSTALL_HINT}"
+    return tools
 
 
 # A miniature Helion test/ directory that tests/test_conformance.py runs through the plugin

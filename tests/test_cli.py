@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -19,7 +20,25 @@ KERNELS = (
 )
 
 
-def run(*argv: str) -> subprocess.CompletedProcess[str]:
+# Warnings Python's default filters hide; a shell prints the others (pytest collects them).
+HIDDEN_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def run(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """cli.main(argv) in this process as the shell sees it: exit code, stdout, stderr (file
+    descriptors too, as torch's log handlers write there, and the warnings a shell shows)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = cli.main(argv)
+    out, err = capfd.readouterr()
+    shown = [w for w in caught if not issubclass(w.category, HIDDEN_WARNINGS)]
+    err += "".join(
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in shown
+    )
+    return code, out, err
+
+
+def run_shell(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "helion_fx_mlir.tools.cli", *argv], capture_output=True, text=True
     )
@@ -40,8 +59,8 @@ def test_emit_prints_kernel_mlir_with_config(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert code == 0
     assert (
-        "loom.block_size_0 = 32 : index, loom.block_size_1 = 16 : index, loom.block_size_2 = 64 : index"
-        in out
+        "loom.block_size_0 = 32 : index, loom.block_size_1 = 16 : index, "
+        "loom.block_size_2 = 64 : index" in out
     )
     assert "func.func @matmul(%x: tensor<100x130xf32>" in out
 
@@ -224,13 +243,49 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_bad_input_gives_one_message_and_an_exit_code(
-    argv: list[str], code: int, message: str
+    argv: list[str], code: int, message: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    result = run(*argv)
-    assert result.returncode == code, result.stderr
-    assert message in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
+    got, out, err = run(argv, capfd)
+    assert got == code, err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err + out
+
+
+def test_bad_input_from_the_shell_gives_one_message_and_an_exit_code() -> None:
+    """The shell's path: the work in a guarded child, torch's logging in a fresh process."""
+    result = run_shell("emit", f"{KERNELS}:add", "--args", "4x5xf32", "4xf32")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(
+        f"helion-mlir: error: {KERNELS}:17: Expected ndim=1, but got ndim=2"
+    ), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+CRASHING_VALIDATE = """
+import ctypes, sys
+from helion_fx_mlir.tools import cli
+
+def crash(ns):
+    cli.stage("the crashing step")
+    ctypes.string_at(0)  # reads address 0: SIGSEGV
+
+cli.COMMANDS["validate"] = crash
+sys.exit(cli.main())
+"""
+
+
+def test_a_crash_from_the_shell_is_one_line_and_exit_1() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", CRASHING_VALIDATE, "validate", "k.mlir"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == (
+        "helion-mlir: internal error: the crashing step crashed on this input (signal 11, "
+        "SIGSEGV); please report it with the input\n"
+    )
 
 
 def test_emit_of_huge_shapes_allocates_nothing(capsys: pytest.CaptureFixture[str]) -> None:

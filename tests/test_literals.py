@@ -24,12 +24,10 @@ from helion_fx_mlir.frontend.emitter import (
 )
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, find_tools, verify_with_mlir_opt
+from helion_fx_mlir.tools.upstream_check import verify_with_mlir_opt
 from kernels_literals import special_values, special_values_reference
 
-needs_tools = pytest.mark.skipif(
-    find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}"
-)
+needs_tools = pytest.mark.usefixtures("upstream_tools")
 
 FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # Specials, values Python prints without a '.', denormals of each width, extremes, overflow.

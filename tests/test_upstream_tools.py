@@ -11,35 +11,54 @@ from helion_fx_mlir import compile_kernel, generate_mlir, lower_to_linalg
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.tools import upstream_check
 from helion_fx_mlir.tools.upstream_check import (
-    INSTALL_HINT,
+    ToolResult,
+    UpstreamTools,
     as_printed,
-    find_tools,
     parse_printed_memrefs,
     run_llvm_text,
     run_with_mlir_runner,
+    verify_all_with_mlir_opt,
     verify_with_mlir_opt,
 )
 
-needs_tools = pytest.mark.skipif(
-    find_tools() is None, reason=f"upstream mlir-opt/mlir-runner not installed: {INSTALL_HINT}"
-)
+needs_tools = pytest.mark.usefixtures("upstream_tools")
 
 RUNNER_KERNELS = ("matmul", "softmax", "layer_norm")
 
 
-@needs_tools
+@pytest.fixture(scope="module")
+def linalg_verdicts(upstream_tools: UpstreamTools) -> dict[str, ToolResult]:
+    """Every sample kernel (its first dtype) after --helion-lower-to-linalg, verified by one
+    upstream mlir-opt run rather than one process each."""
+    texts = {
+        f"{name}.mlir": lower_to_linalg(generate_mlir(example.bind(example.dtypes[0])))
+        for name, example in sorted(EXAMPLES.items())
+    }
+    return verify_all_with_mlir_opt(texts)
+
+
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_linalg_output_verifies_with_upstream_mlir_opt(name: str) -> None:
-    """Every sample kernel (its first dtype): LLVM 22.1 reads and verifies the text
-    torch-mlir's bindings print. tests/test_literals.py covers the literals of every dtype."""
-    dtype = EXAMPLES[name].dtypes[0]
-    text = lower_to_linalg(generate_mlir(EXAMPLES[name].bind(dtype)))
-    result = verify_with_mlir_opt(text, f"{name}.mlir")
+def test_linalg_output_verifies_with_upstream_mlir_opt(
+    name: str, linalg_verdicts: dict[str, ToolResult]
+) -> None:
+    """LLVM 22.1 reads and verifies the text torch-mlir's bindings print.
+    tests/test_literals.py covers the literals of every dtype."""
+    result = linalg_verdicts[f"{name}.mlir"]
     assert result.ok, (
-        f"upstream mlir-opt rejects {name} ({dtype}) after --helion-lower-to-linalg:\n"
-        + "\n".join(result.diagnostics)
+        f"upstream mlir-opt rejects {name} ({EXAMPLES[name].dtypes[0]}) after "
+        "--helion-lower-to-linalg:\n" + "\n".join(result.diagnostics)
     )
     assert result.returncode == 0
+
+
+@needs_tools
+def test_one_run_verifies_each_file_on_its_own_lines() -> None:
+    good = "func.func @g() {\n  return\n}\n"
+    bad = "func.func @f(%a: tensor<4xf32>) -> tensor<4xi32> {\n  return %a : tensor<4xf32>\n}"
+    results = verify_all_with_mlir_opt({"a.mlir": good, "bad.mlir": bad, "c.mlir": good})
+    assert [results[name].ok for name in ("a.mlir", "bad.mlir", "c.mlir")] == [True, False, True]
+    assert results["a.mlir"].diagnostics == results["c.mlir"].diagnostics == []
+    assert results["bad.mlir"] == verify_with_mlir_opt(bad, "bad.mlir")
 
 
 @needs_tools

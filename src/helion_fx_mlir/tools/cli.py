@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--bounds-checks",
         action="store_true",
-        help="verify every memory access at run time; an out-of-bounds one aborts naming the "
-        "kernel line",
+        help="verify every memory access at run time; an out-of-bounds one aborts naming "
+        "the kernel line",
     )
     bench = sub.add_parser(
         "bench", help="time sample kernels against eager PyTorch (same process, same threads)"
@@ -279,10 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 QUIET_LOGGERS = ("torch._subclasses.fake_tensor",)
 
 
+def _drop(_record: logging.LogRecord) -> bool:
+    """A log filter; one function, so a process running many commands adds it once."""
+    return False
+
+
 def _main(argv: Sequence[str] | None) -> int:
     ns = build_parser().parse_args(argv)
     for name in QUIET_LOGGERS:
-        logging.getLogger(name).addFilter(lambda _record: False)
+        logging.getLogger(name).addFilter(_drop)
     try:
         return COMMANDS[ns.command](ns)
     except Exception as err:

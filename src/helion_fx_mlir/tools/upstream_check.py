@@ -7,13 +7,15 @@ alone would accept or compute wrongly.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import importlib.metadata
+import itertools
 import math
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,17 +137,30 @@ _DIAGNOSTIC = re.compile(r"^(\S+?):(\d+):(\d+): (error|warning|note|remark): ")
 
 
 def tool_diagnostics(stderr: str, filename: str) -> list[str]:
-    """'file:line:col: severity: msg' per diagnostic, notes indented below; source snippets dropped."""
-    diags: list[str] = []
+    """'file:line:col: severity: msg' per diagnostic, notes indented below; source snippets
+    dropped."""
+    return split_diagnostics(stderr, [filename], [1])[filename]
+
+
+def split_diagnostics(
+    stderr: str, filenames: Sequence[str], starts: Sequence[int]
+) -> dict[str, list[str]]:
+    """tool_diagnostics of a --split-input-file run: each diagnostic goes to the file whose
+    lines (from `starts`, ascending) hold it, its line renumbered as that file's own."""
+    diags: dict[str, list[str]] = {name: [] for name in filenames}
+    last: list[str] = []
     for line in stderr.splitlines():
         match = _DIAGNOSTIC.match(line)
         if match is None:
             continue
-        text = filename + line[len(match.group(1)) :]
-        if match.group(4) == "note" and diags:
-            diags[-1] += "\n  " + text
+        number = int(match.group(2))
+        index = max(bisect.bisect_right(starts, number) - 1, 0)
+        text = f"{filenames[index]}:{number - starts[index] + 1}{line[match.end(2) :]}"
+        if match.group(4) == "note" and last:
+            last[-1] += "\n  " + text
         else:
-            diags.append(text)
+            last = diags[filenames[index]]
+            last.append(text)
     return diags
 
 
@@ -154,10 +169,34 @@ def verify_with_mlir_opt(text: str, filename: str = "<stdin>") -> ToolResult:
     proc = run_tool("mlir-opt", ["-o", os.devnull, "-"], text)
     diags = tool_diagnostics(proc.stderr, filename)
     if proc.returncode != 0 and not diags:
-        diags = [
-            f"{filename}: error: mlir-opt exited with {proc.returncode}: {proc.stderr.strip()}"
-        ]
+        diags = [_exit_message(filename, proc)]
     return ToolResult(proc.returncode == 0, diags, proc.returncode, proc.stdout)
+
+
+SPLIT_MARKER = "// -----\n"
+
+
+def verify_all_with_mlir_opt(texts: Mapping[str, str]) -> dict[str, ToolResult]:
+    """verify_with_mlir_opt of every FILENAME: text in one mlir-opt run (--split-input-file),
+    one process instead of one each; a file fails on the errors on its own lines."""
+    chunks = [text if text.endswith("\n") else text + "\n" for text in texts.values()]
+    starts = list(itertools.accumulate((c.count("\n") + 1 for c in chunks[:-1]), initial=1))
+    proc = run_tool(
+        "mlir-opt", ["--split-input-file", "-o", os.devnull, "-"], SPLIT_MARKER.join(chunks)
+    )
+    diags = split_diagnostics(proc.stderr, list(texts), starts)
+    errors = {name for name, found in diags.items() if any(": error: " in d for d in found)}
+    if proc.returncode != 0 and not errors:  # a crash, or errors with no place: all unproven
+        diags = {name: [*found, _exit_message(name, proc)] for name, found in diags.items()}
+        errors = set(texts)
+    return {
+        name: ToolResult(name not in errors, found, proc.returncode if name in errors else 0)
+        for name, found in diags.items()
+    }
+
+
+def _exit_message(filename: str, proc: subprocess.CompletedProcess[str]) -> str:
+    return f"{filename}: error: mlir-opt exited with {proc.returncode}: {proc.stderr.strip()}"
 
 
 def _kernel_func(module: ir.Module, name: str) -> func.FuncOp:
@@ -210,15 +249,17 @@ def _printer(dtype: torch.dtype) -> str:
 def add_main(
     module: ir.Module, kernel_name: str, inputs: Sequence[Any], output_dtypes: Sequence[torch.dtype]
 ) -> None:
-    """`func.func @main()`: the inputs as constants, one call of the kernel, every result printed."""
+    """`func.func @main()`: the inputs as constants, one call of the kernel, every result
+    printed."""
     printers = [_printer(dtype) for dtype in output_dtypes]
     with mlir_context(), ir.Location.unknown():
         kernel = _kernel_func(module, kernel_name)
         signature = ir.FunctionType(kernel.type)
         if len(inputs) != len(signature.inputs) or len(printers) != len(signature.results):
             raise HelionMLIRError(
-                f"@{kernel_name} takes {len(signature.inputs)} inputs and returns {len(signature.results)} "
-                f"results; got {len(inputs)} inputs and {len(printers)} output dtypes"
+                f"@{kernel_name} takes {len(signature.inputs)} inputs and returns "
+                f"{len(signature.results)} results; got {len(inputs)} inputs and "
+                f"{len(printers)} output dtypes"
             )
         _declare_printers(module, {p: t.element_type for p, t in zip(printers, signature.results)})
         with ir.InsertionPoint(module.body):
@@ -253,7 +294,8 @@ def _listed_bool_constants(text: str) -> str:
 
     def listed(match: re.Match[str]) -> str:
         values = bytes.fromhex(match.group(1))
-        return f"dense<[{', '.join('true' if b else 'false' for b in values)}]> : vector<{match.group(2)}xi1>"
+        items = ", ".join("true" if b else "false" for b in values)
+        return f"dense<[{items}]> : vector<{match.group(2)}xi1>"
 
     return _HEX_BOOLS.sub(listed, text)
 
