@@ -62,7 +62,8 @@ def transcendentals(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 def inputs(dtype: torch.dtype) -> torch.Tensor:
-    """Random bit patterns of the dtype, a sweep of [-110, 100], and SPECIAL; 64 does not divide it."""
+    """Random bit patterns of the dtype, a sweep of [-110, 100], and SPECIAL; 64 does not
+    divide it."""
     generator = torch.Generator().manual_seed(0)
     bits = dtype.itemsize * 8
     patterns = torch.randint(-(2 ** (bits - 1)), 2 ** (bits - 1), (200_003,), generator=generator)
@@ -106,7 +107,8 @@ def test_polynomials_match_torch_within_the_ulp_budget(dtype: torch.dtype) -> No
 
 
 def test_lowered_kernel_calls_no_libm_for_them() -> None:
-    """The lowered module has no call to expf/logf/tanhf/erff/exp2f: every lane is polynomial code."""
+    """The lowered module has no call to expf/logf/tanhf/erff/exp2f: every lane is
+    polynomial code."""
     from helion_fx_mlir.frontend.lower import generate_mlir
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.pipelines import to_llvm_module

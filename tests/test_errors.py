@@ -54,7 +54,8 @@ def test_stripped_inputs_are_recorded_whichever_package_is_imported_first(first:
         "from helion_fx_mlir.examples import EXAMPLES\n"
         "e = EXAMPLES['layer_norm']\n"
         "args = e.args()\n"
-        "torch.testing.assert_close(helion_fx_mlir.compile_kernel(e.kernel.bind(args))(*args), e.reference(*args))\n"
+        "got = helion_fx_mlir.compile_kernel(e.kernel.bind(args))(*args)\n"
+        "torch.testing.assert_close(got, e.reference(*args))\n"
         "print('ok')\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -62,7 +63,10 @@ def test_stripped_inputs_are_recorded_whichever_package_is_imported_first(first:
 
 
 def test_tools_for_mlir_text_do_not_import_torch_or_helion() -> None:
-    script = "import sys, helion_fx_mlir.tools.opt, helion_fx_mlir.tools.cli; print('torch' in sys.modules, 'helion' in sys.modules)"
+    script = (
+        "import sys, helion_fx_mlir.tools.opt, helion_fx_mlir.tools.cli; "
+        "print('torch' in sys.modules, 'helion' in sys.modules)"
+    )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
