@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
+import helion_fx_mlir.frontend.rules  # noqa: F401 - importing it registers every rule in LOWERINGS
 from helion_fx_mlir.errors import target_name
-from helion_fx_mlir.frontend import visitor  # noqa: F401 - importing it registers every rule in LOWERINGS
 from helion_fx_mlir.frontend.dispatch import LOWERINGS
 from helion_fx_mlir.frontend.lowering_context import LoweringContext
 
@@ -131,12 +131,17 @@ INVENTORY: dict[str, int] = {
 
 # Why a target has no passing execution test yet (measured; see the issue notes).
 KNOWN_GAPS: dict[str, str] = {
-    "hl.tile_ops.tile_block_size": "never in Device IR: Helion's fake returns the tile's SymInt, so hl.tile_block_size(t) and t.block_size trace to the block-size _get_symnode (proven by tile_attributes); the rule serves hand-built graphs",
+    "hl.tile_ops.tile_block_size": (
+        "never in Device IR: Helion's fake returns the tile's SymInt, so hl.tile_block_size(t) "
+        "and t.block_size trace to the block-size _get_symnode (proven by tile_attributes); "
+        "the rule serves hand-built graphs"
+    ),
 }
 
 
 def display_name(target: Any) -> str:
-    """The inventory's spelling of a target: hl.<module>.<fn>, operator.<fn>, aten.<op>.<overload>."""
+    """The inventory's spelling of a target: hl.<module>.<fn>, operator.<fn>,
+    aten.<op>.<overload>."""
     name = target if isinstance(target, str) else target_name(target)
     if name.startswith("helion.language."):
         return "hl." + name.removeprefix("helion.language.")
@@ -224,9 +229,11 @@ def render(examples: Iterable[Any] | None = None) -> str:
         "kernels (column *Helion examples*: how many of the 92 that bind on CPU use it), every",
         "target with a lowering rule, and every target a sample kernel here uses.",
         "",
-        "- **MLIR**: the first docstring line of the target's rule (`dispatch.LOWERINGS`); ATen/prims",
+        "- **MLIR**: the first docstring line of the target's rule (`dispatch.LOWERINGS`); "
+        "ATen/prims",
         "  overloads without a rule are imported by torch-mlir's `FxImporter` as the op shown.",
-        "- **Proven by**: sample kernels (`helion_fx_mlir.examples.EXAMPLES`) whose graphs reachable",
+        "- **Proven by**: sample kernels (`helion_fx_mlir.examples.EXAMPLES`) whose graphs "
+        "reachable",
         "  from the roots use the target, with the first execution test of each (compile_kernel",
         f"  against eager PyTorch); after {IDS_SHOWN} examples only names are listed.",
         "",
@@ -261,9 +268,8 @@ def render(examples: Iterable[Any] | None = None) -> str:
         else:
             proven = "not lowered yet: no rule"
         count = INVENTORY.get(name)
-        lines.append(
-            f"| `{_cell(name)}` | {'' if count is None else count} | {_cell(mlir)} | {_cell(proven)} |"
-        )
+        shown = "" if count is None else count
+        lines.append(f"| `{_cell(name)}` | {shown} | {_cell(mlir)} | {_cell(proven)} |")
     return "\n".join(lines) + "\n"
 
 

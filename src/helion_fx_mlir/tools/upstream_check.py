@@ -25,8 +25,7 @@ from torch_mlir.dialects import arith, bufferization, func, memref
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
-from helion_fx_mlir.frontend.lowering_context import LoweringContext
-from helion_fx_mlir.frontend.visitor import IRVisitor
+from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import ValidationResult, parse_module
 from helion_fx_mlir.passes.pipelines import to_llvm_module
@@ -135,7 +134,8 @@ _DIAGNOSTIC = re.compile(r"^(\S+?):(\d+):(\d+): (error|warning|note|remark): ")
 
 
 def tool_diagnostics(stderr: str, filename: str) -> list[str]:
-    """'file:line:col: severity: msg' per diagnostic, notes indented below; source snippets dropped."""
+    """'file:line:col: severity: msg' per diagnostic, notes indented below; source snippets
+    dropped."""
     diags: list[str] = []
     for line in stderr.splitlines():
         match = _DIAGNOSTIC.match(line)
@@ -210,15 +210,17 @@ def _printer(dtype: torch.dtype) -> str:
 def add_main(
     module: ir.Module, kernel_name: str, inputs: Sequence[Any], output_dtypes: Sequence[torch.dtype]
 ) -> None:
-    """`func.func @main()`: the inputs as constants, one call of the kernel, every result printed."""
+    """`func.func @main()`: the inputs as constants, one call of the kernel, every result
+    printed."""
     printers = [_printer(dtype) for dtype in output_dtypes]
     with mlir_context(), ir.Location.unknown():
         kernel = _kernel_func(module, kernel_name)
         signature = ir.FunctionType(kernel.type)
         if len(inputs) != len(signature.inputs) or len(printers) != len(signature.results):
             raise HelionMLIRError(
-                f"@{kernel_name} takes {len(signature.inputs)} inputs and returns {len(signature.results)} "
-                f"results; got {len(inputs)} inputs and {len(printers)} output dtypes"
+                f"@{kernel_name} takes {len(signature.inputs)} inputs and returns "
+                f"{len(signature.results)} results; got {len(inputs)} inputs and "
+                f"{len(printers)} output dtypes"
             )
         _declare_printers(module, {p: t.element_type for p, t in zip(printers, signature.results)})
         with ir.InsertionPoint(module.body):
@@ -253,7 +255,8 @@ def _listed_bool_constants(text: str) -> str:
 
     def listed(match: re.Match[str]) -> str:
         values = bytes.fromhex(match.group(1))
-        return f"dense<[{', '.join('true' if b else 'false' for b in values)}]> : vector<{match.group(2)}xi1>"
+        elements = ", ".join("true" if b else "false" for b in values)
+        return f"dense<[{elements}]> : vector<{match.group(2)}xi1>"
 
     return _HEX_BOOLS.sub(listed, text)
 
@@ -326,18 +329,17 @@ def run_kernel_text(
 
 def run_with_mlir_runner(bound_kernel: Any, *args: Any, config: helion.Config | None = None) -> Any:
     """Like compile_kernel(bound_kernel)(*args), but the device part runs in mlir-runner."""
-    ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
-    kernel_text = IRVisitor(ctx).lower()
+    kernel_text, signature = lower_kernel(bound_kernel, config)
 
     def launch(scope: dict[str, Any]) -> None:
-        inputs = [host_value(scope, arg.name) for arg in ctx.kernel_args]
+        inputs = [host_value(scope, arg.name) for arg in signature.args]
         outputs = run_kernel_text(
-            kernel_text, ctx.kernel_name, inputs, [o.dtype for o in ctx.output_args]
+            kernel_text, signature.name, inputs, [o.dtype for o in signature.outputs]
         )
-        for arg, value in zip(ctx.output_args, outputs):
+        for arg, value in zip(signature.outputs, outputs):
             host_value(scope, arg.name).copy_(value)
 
     host = build_host_function(
-        bound_kernel.host_function, launch, ctx.config, ctx.block_size_values
+        bound_kernel.host_function, launch, signature.config, signature.block_sizes
     )
     return host(*bound_kernel.kernel.normalize_args(*args))
