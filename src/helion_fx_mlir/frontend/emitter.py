@@ -240,6 +240,37 @@ class MLIRBuilder:
         self.emit(f"{result} = tensor.dim {ssa}, {self.index(dim)} : {ty}")
         return result
 
+    def open_for(
+        self,
+        kind: str,
+        iv: str,
+        upper: str,
+        result: str,
+        carried: Sequence[tuple[str, str, str]],
+        lower: str | None = None,
+    ) -> None:
+        """The head of an affine.for [0, upper) or an scf.for [lower (default 0), upper)
+        step 1, carrying (iter_arg, init, type) triples; its region is the caller's."""
+        if kind == "affine":
+            head = f"affine.for {iv} = 0 to {upper}"
+        else:
+            start = self.index(0) if lower is None else lower
+            head = f"scf.for {iv} = {start} to {upper} step {self.index(1)}"
+        if carried:
+            pairs = ", ".join(f"{name} = {init}" for name, init, _ in carried)
+            types = ", ".join(ty for _, _, ty in carried)
+            head = f"{results_name(result, len(carried))} = {head} iter_args({pairs}) -> ({types})"
+        self.emit(head + " {")
+
+    def loop_yield(self, kind: str, values: Sequence[tuple[str, str]]) -> None:
+        """The terminator of an affine.for or scf.for body yielding (ssa, type) pairs."""
+        terminator = "affine.yield" if kind == "affine" else "scf.yield"
+        if values:
+            ssas, types = ", ".join(v for v, _ in values), ", ".join(t for _, t in values)
+            self.emit(f"{terminator} {ssas} : {types}")
+        elif kind == "scf":
+            self.emit("scf.yield")
+
     def extract_slice(
         self, result: str, source: str, source_type: str, where: str, result_type: str
     ) -> None:

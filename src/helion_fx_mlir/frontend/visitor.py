@@ -196,27 +196,15 @@ class IRVisitor:
         iv = b.fresh(loop.iv_name.lstrip("%"))
         names = [b.fresh(n if len(bounds) == 1 else f"{n}_outer") for n in iter_names]
         result = b.fresh(f"{loop.name}_loop")
-        if kind == "affine":
-            head = f"affine.for {iv} = 0 to {trip}"
-        else:
-            head = f"scf.for {iv} = {b.index(0)} to {trip} step {b.index(1)}"
-        if current:
-            pairs = ", ".join(f"{n} = {v.ssa}" for n, v in zip(names, current))
-            types = ", ".join(v.type for v in current)
-            head = f"{results_name(result, len(current))} = {head} iter_args({pairs}) -> ({types})"
-        b.emit(head + " {")
+        carried = [(n, v.ssa, v.type) for n, v in zip(names, current)]
+        b.open_for(kind, iv, trip, result, carried)
         with self.region():
             self.tiles[loop.block_id] = dataclasses.replace(
                 self.emit_tile(loop, iv, begin, end, *step), count=trip
             )
             inner = [Value(n, v.type) for n, v in zip(names, current)]
             yields = self._loop_level(kind, bounds[1:], iter_names, inner, body)
-            terminator = "affine.yield" if kind == "affine" else "scf.yield"
-            if yields:
-                ssas, types = ", ".join(y.ssa for y in yields), ", ".join(y.type for y in yields)
-                b.emit(f"{terminator} {ssas} : {types}")
-            elif kind == "scf":
-                b.emit("scf.yield")
+            b.loop_yield(kind, [(y.ssa, y.type) for y in yields])
         b.emit("}")
         return [Value(result_name(result, i, len(current)), v.type) for i, v in enumerate(current)]
 
@@ -232,17 +220,14 @@ class IRVisitor:
         b = self.builder
         iv, result = b.fresh(f"{name}_iv"), b.fresh(f"{name}_loop")
         names = [b.fresh(f"{name}_carry") for _ in inits]
-        pairs = ", ".join(f"{n} = {t.value.ssa}" for n, t in zip(names, inits))
-        types = ", ".join(t.value.type for t in inits)
-        b.emit(
-            f"{results_name(result, len(inits))} = scf.for {iv} = {lower} to {upper} "
-            f"step {b.index(1)} iter_args({pairs}) -> ({types}) {{"
-        )
+        carried = [(n, t.value.ssa, t.value.type) for n, t in zip(names, inits)]
+        b.open_for("scf", iv, upper, result, carried, lower)
         with self.region():
-            carried = [TypedValue(Value(n, t.value.type), t.meta) for n, t in zip(names, inits)]
-            outs = body(iv, carried)
+            outs = body(
+                iv, [TypedValue(Value(n, t.value.type), t.meta) for n, t in zip(names, inits)]
+            )
             yields = [self.coerce(o.value, t.value.type) for o, t in zip(outs, inits, strict=True)]
-            b.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {types}")
+            b.loop_yield("scf", [(y.ssa, y.type) for y in yields])
         b.emit("}")
         return [
             TypedValue(Value(result_name(result, i, len(inits)), t.value.type), t.meta)
@@ -380,27 +365,14 @@ class IRVisitor:
         return []
 
     def visit_node(self, node: fx.Node) -> None:
-        outer, self.builder.location = (
-            self.builder.location,
-            mlir_location(node.meta.get("location")) or self.builder.location,
-        )
+        """Bind the value the node's rule returns; its ops carry the node's kernel line."""
+        cx = RuleContext(node, self)
+        outer = self.builder.location
+        self.builder.location = cx.location or outer
         try:
-            self._visit_node(node)
+            self.node_values[node] = _lowered(cx)
         finally:
             self.builder.location = outer
-
-    def _visit_node(self, node: fx.Node) -> None:
-        """Bind the value the node's rule returns. Our own errors are the input's fault (a
-        LoweringError); any other exception inside a rule is a bug (an InternalError)."""
-        rule = rule_for(node)
-        try:
-            self.node_values[node] = rule(RuleContext(node, self))
-        except (LoweringError, InternalError):
-            raise
-        except HelionMLIRError as err:
-            raise LoweringError(node, f"{type(err).__name__}: {err}") from err
-        except Exception as err:
-            raise InternalError(node, err) from err
 
     def bound(self, arg: Any) -> Any:
         """Whatever a node's rule returned (None for a non-node or an unvisited node)."""
@@ -809,6 +781,20 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
         self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)
+
+
+def _lowered(cx: RuleContext) -> Any:
+    """The node's rule's value. Our own errors are the input's fault (a LoweringError);
+    any other exception inside a rule is a bug (an InternalError)."""
+    rule = rule_for(cx.node)
+    try:
+        return rule(cx)
+    except (LoweringError, InternalError):
+        raise
+    except HelionMLIRError as err:
+        raise LoweringError(cx.node, f"{type(err).__name__}: {err}") from err
+    except Exception as err:
+        raise InternalError(cx.node, err) from err
 
 
 def rule_for(node: fx.Node) -> Rule:

@@ -37,15 +37,15 @@ def carried_args(loop: fx.Node, args: list[Any], n_results: int) -> list[int]:
 @lowers(operator.getitem)
 def getitem(cx: RuleContext) -> Any:
     """The i-th result of a loop or multi-result op."""
-    node = cx.node
-    source, index = node.args
-    return cx.bound(source)[index]
+    results, index = cx.operands
+    return results[index]
 
 
 @lowers(_tracing_ops._phi)
 def phi(cx: RuleContext) -> Value:
-    """helion.phi(init, loop_result) (after an _if: the merged scf.if result, which the
-    _if returned as its getitem's value)."""
+    """helion.phi(init, loop_result) (after an _if: the merged scf.if result).
+
+    The _if returned each merged value as the value of its getitem, which the _phi takes."""
     node = cx.node
     merged = next((a for a in reversed(node.args[:2]) if _is_if_result(a)), None)
     if merged is not None:

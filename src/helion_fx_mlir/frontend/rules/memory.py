@@ -742,11 +742,10 @@ def _element_loops(
     b, d = cx.builder, len(ivs)
     upper = cx.tensor_dim(value, d) if dims[d] == "?" else b.index(int(dims[d]))
     iv, carry, result = b.fresh(f"{name}_i{d}"), b.fresh(f"{name}_dest"), b.fresh(f"{name}_rows")
-    step = f"{iv} = {b.index(0)} to {upper} step {b.index(1)}"
-    b.emit(f"{result} = scf.for {step} iter_args({carry} = {dest.ssa}) -> ({dest.type}) {{")
+    b.open_for("scf", iv, upper, result, [(carry, dest.ssa, dest.type)])
     with cx.region():
         updated = _element_loops(cx, name, value, Value(carry, dest.type), body, [*ivs, iv])
-        b.emit(f"scf.yield {updated} : {dest.type}")
+        b.loop_yield("scf", [(updated, dest.type)])
     b.emit("}")
     return result
 
