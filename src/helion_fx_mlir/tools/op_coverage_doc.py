@@ -268,8 +268,8 @@ def render(examples: Iterable[Any] | None = None) -> str:
         else:
             proven = "not lowered yet: no rule"
         count = INVENTORY.get(name)
-        shown = "" if count is None else count
-        lines.append(f"| `{_cell(name)}` | {shown} | {_cell(mlir)} | {_cell(proven)} |")
+        uses = "" if count is None else count
+        lines.append(f"| `{_cell(name)}` | {uses} | {_cell(mlir)} | {_cell(proven)} |")
     return "\n".join(lines) + "\n"
 
 
