@@ -13,12 +13,13 @@ import torch
 from helion.language import _tracing_ops
 
 from helion_fx_mlir import LoweringError, MLIRTextError, compile_kernel, generate_mlir
+from helion_fx_mlir.errors import HelionMLIRError, InternalError
 from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.frontend import visitor
+from helion_fx_mlir.frontend import dispatch, rules  # noqa: F401 - importing rules fills LOWERINGS
 
 
 def test_node_without_rule_names_node_target_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(visitor.LOWERINGS, _tracing_ops._phi)
+    monkeypatch.delitem(dispatch.LOWERINGS, _tracing_ops._phi)
     with pytest.raises(LoweringError) as err:
         generate_mlir(EXAMPLES["matmul"].bind())
     message = str(err.value)
@@ -28,17 +29,32 @@ def test_node_without_rule_names_node_target_and_line(monkeypatch: pytest.Monkey
     assert err.value.node_name == "_phi"
 
 
-def test_failures_inside_a_rule_are_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self: object, node: object) -> None:
+def test_bugs_inside_a_rule_are_internal_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(cx: object) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setitem(visitor.LOWERINGS, _tracing_ops._new_var, broken)
-    with pytest.raises(LoweringError, match=r"'_new_var'.*KeyError"):
+    monkeypatch.setitem(dispatch.LOWERINGS, _tracing_ops._new_var, broken)
+    with pytest.raises(InternalError, match=r"bug in helion-fx-mlir.*'_new_var'.*KeyError") as err:
+        generate_mlir(EXAMPLES["matmul"].bind())
+    assert err.value.node_name == "_new_var"
+    assert err.value.target == "helion.language._tracing_ops._new_var"
+    assert re.search(r"kernels\.py:\d+", err.value.source)
+    assert not isinstance(err.value, LoweringError)
+
+
+def test_unsupported_input_inside_a_rule_is_a_lowering_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unsupported(cx: object) -> None:
+        raise HelionMLIRError("not supported here")
+
+    monkeypatch.setitem(dispatch.LOWERINGS, _tracing_ops._new_var, unsupported)
+    with pytest.raises(LoweringError, match=r"'_new_var'.*not supported here"):
         generate_mlir(EXAMPLES["matmul"].bind())
 
 
 def test_source_line_points_at_the_kernel_statement(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(visitor.LOWERINGS, _tracing_ops._phi)
+    monkeypatch.delitem(dispatch.LOWERINGS, _tracing_ops._phi)
     with pytest.raises(LoweringError) as err:
         generate_mlir(EXAMPLES["matmul"].bind())
     path, line = err.value.source.rsplit(":", 1)

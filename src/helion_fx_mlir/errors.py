@@ -23,6 +23,21 @@ class LoweringError(HelionMLIRError):
         )
 
 
+class InternalError(HelionMLIRError):
+    """A bug in helion-fx-mlir: a rule failed in a way no input should make it fail. Names
+    the FX node, its target and the kernel line, so that the bug can be reported."""
+
+    def __init__(self, node: Any, error: BaseException) -> None:
+        self.node_name = getattr(node, "name", str(node))
+        self.target = target_name(getattr(node, "target", None))
+        self.source = source_line(node)
+        super().__init__(
+            f"internal error (a bug in helion-fx-mlir, please report it) while lowering FX "
+            f"node '{self.node_name}' (target {self.target}) at {self.source}: "
+            f"{type(error).__name__}: {error}"
+        )
+
+
 class UsageError(HelionMLIRError):
     """A bad command line: the tools exit with code 2 and one message."""
 

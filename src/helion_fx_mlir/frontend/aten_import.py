@@ -24,7 +24,7 @@ from helion_fx_mlir.mlir.context import mlir_context
 class Operand:
     """A runtime input of an ATen op: its FX meta value and its builtin SSA value."""
 
-    val: Any
+    meta: Any
     ssa: str
     mlir_type: str
 
@@ -73,7 +73,7 @@ def signature_key(
 
     def key(arg: Any) -> object:
         if isinstance(arg, Operand):
-            return ("operand", position[id(arg)], _type_key(arg.val))
+            return ("operand", position[id(arg)], _type_key(arg.meta))
         if isinstance(arg, (list, tuple)):
             return (type(arg).__name__, tuple(key(a) for a in arg))
         return _const_key(arg)
@@ -113,7 +113,7 @@ def _graph_for(
     placeholders = {}
     for i, operand in enumerate(operands):
         ph = graph.placeholder(f"in{i}")
-        ph.meta["val"] = operand.val
+        ph.meta["val"] = operand.meta
         placeholders[id(operand)] = ph
 
     def to_fx(arg: Any) -> Any:
@@ -171,22 +171,38 @@ def inline(
     fresh: Callable[[str], str],
     reserve: Callable[[str], str],
 ) -> InlinedOp:
-    """The imported func's body with our names: args named, results named after the node."""
-    block = imported.func.regions[0].blocks[0]
+    """The imported func's body with our names: args named, results named after the node.
+
+    Names are NameLocs set on a copy of the func (the cached one, which other calls share,
+    stays as imported); the printer takes them as prefixes, and prints each body op."""
     with mlir_context():
+        func = imported.func.clone()
+        block = func.regions[0].blocks[0]
         for arg, arg_name in zip(block.arguments, arg_names, strict=True):
             arg.set_location(ir.Location.name(arg_name.lstrip("%")))
-        ops = [op.operation for op in block.operations]
-        returned = list(ops[-1].operands)
+        *body, terminator = [op.operation for op in block.operations]
+        returned = list(terminator.operands)
         names: dict[ir.Value, str] = dict(zip(block.arguments, arg_names))
-        for op in ops[:-1]:
-            is_result = any(r in returned for r in op.results)
-            ssa = fresh(f"{name}_vt" if is_result else f"{name}_{_KIND_HINTS.get(op.name, 't')}")
-            op.location = ir.Location.name(ssa.lstrip("%"))
-            # The printer names the results of a NameLoc'd op %P, %P_0, %P_1, ...
-            for i, r in enumerate(op.results):
-                names[r] = ssa if i == 0 else reserve(f"{ssa}_{i - 1}")
-        text = imported.func.get_asm(use_name_loc_as_prefix=True, assume_verified=True)
-    body = text.splitlines()[1:-2]
-    lines = [line[2:] if line.startswith("  ") else line for line in body]
-    return InlinedOp(lines, [names[v] for v in returned], [str(v.type) for v in returned])
+        for op in body:
+            names.update(_named_results(op, returned, name, fresh, reserve))
+        lines = [line for op in body for line in _asm(op).splitlines()]
+        return InlinedOp(lines, [names[v] for v in returned], [str(v.type) for v in returned])
+
+
+def _named_results(
+    op: ir.Operation,
+    returned: list[ir.Value],
+    name: str,
+    fresh: Callable[[str], str],
+    reserve: Callable[[str], str],
+) -> dict[ir.Value, str]:
+    """Name an op by a NameLoc; the printer names its results %P, %P_0, %P_1, ..."""
+    is_result = any(r in returned for r in op.results)
+    ssa = fresh(f"{name}_vt" if is_result else f"{name}_{_KIND_HINTS.get(op.name, 't')}")
+    op.location = ir.Location.name(ssa.lstrip("%"))
+    return {r: ssa if i == 0 else reserve(f"{ssa}_{i - 1}") for i, r in enumerate(op.results)}
+
+
+def _asm(op: ir.Operation) -> str:
+    """One op as the func's printer writes it (numbered in the func's scope)."""
+    return str(op.get_asm(use_name_loc_as_prefix=True, assume_verified=True))

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from torch import fx
-
 if TYPE_CHECKING:
-    from helion_fx_mlir.frontend.visitor import IRVisitor
+    from helion_fx_mlir.frontend.rule_context import RuleContext
 
-Rule = Callable[["IRVisitor", fx.Node], Any]
+# A rule takes its node's RuleContext and returns the node's value.
+Rule = Callable[["RuleContext"], Any]
 LOWERINGS: dict[object, Rule] = {}
 
 

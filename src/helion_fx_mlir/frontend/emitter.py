@@ -54,7 +54,7 @@ def ssa_identifier(name: str) -> str:
     return f"v{name}" if name[0].isdigit() else name
 
 
-def format_scalar(value: object, dtype: torch.dtype) -> str:
+def format_scalar(value: bool | int | float, dtype: torch.dtype) -> str:
     """The value of a scalar constant of `dtype` as `MLIRBuilder.constant` reads it."""
     if dtype == torch.bool:
         return "true" if value else "false"
@@ -75,7 +75,7 @@ def literal(value: bool | int | float | str, mlir_type: str) -> str:
         return str(ir.IntegerAttr.get(ty, _integer(value, ty)))
 
 
-def _integer(value: bool | int | str, ty: ir.Type) -> int:
+def _integer(value: bool | int | float | str, ty: ir.Type) -> int:
     """An integer checked against the type's width: the bindings would silently wrap it."""
     word = {"true": 1, "false": 0}.get(value) if isinstance(value, str) else None
     number = int(value) if word is None else word
@@ -87,6 +87,58 @@ def _integer(value: bool | int | str, ty: ir.Type) -> int:
     if not -(1 << (width - 1)) <= number < (1 << width):
         raise ValueError(f"{value} does not fit in {ty}")
     return number
+
+
+def slice_operands(
+    offsets: Sequence[object], sizes: Sequence[object], strides: Sequence[object]
+) -> str:
+    """'[offsets] [sizes] [strides]' of a tensor.extract_slice or insert_slice."""
+    return f"[{_listed(offsets)}] [{_listed(sizes)}] [{_listed(strides)}]"
+
+
+def insert_slice_op(
+    op: str, value: str, value_type: str, dest: str, dest_type: str, where: str
+) -> str:
+    """tensor.insert_slice or tensor.parallel_insert_slice (no result name)."""
+    return f"{op} {value} into {dest}{where} : {value_type} into {dest_type}"
+
+
+def identity_map(rank: int) -> str:
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return f"affine_map<({dims}) -> ({dims})>"
+
+
+@dataclass(frozen=True)
+class GenericOp:
+    """A linalg.generic over `rank` parallel dims: its maps, input, init and body, whose
+    last line yields the element (block args: (input lane, type), (output lane, type))."""
+
+    rank: int
+    maps: tuple[str, str]
+    input: str
+    input_type: str
+    init: str
+    result_type: str
+    block_args: tuple[tuple[str, str], tuple[str, str]]
+    body: tuple[str, ...]
+
+
+def _listed(items: Sequence[object]) -> str:
+    return ", ".join(str(item) for item in items)
+
+
+def _region_body(lines: Sequence[str]) -> str:
+    return "".join(f"  {line}\n" for line in lines)
+
+
+def results_name(name: str, n: int) -> str:
+    """The name an op with `n` results binds: `%r:2` for a pack, `%r` for one."""
+    return name if n == 1 else f"{name}:{n}"
+
+
+def result_name(name: str, i: int, n: int) -> str:
+    """Result `i` of an op with `n` results bound to `name`."""
+    return name if n == 1 else f"{name}#{i}"
 
 
 @dataclass
@@ -166,6 +218,100 @@ class MLIRBuilder:
 
     def index(self, value: int) -> str:
         return self.constant(value, "index", f"c{value}" if value >= 0 else f"c_neg{-value}")
+
+    def binary(self, op: str, lhs: str, rhs: str, ty: str, hint: str) -> str:
+        """`op lhs, rhs : ty` (arith's binary ops on scalars)."""
+        ssa = self.fresh(hint)
+        self.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")
+        return ssa
+
+    def index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
+        return self.binary(op, lhs, rhs, "index", hint)
+
+    def index_as_f64(self, index: str) -> str:
+        as_i64, ssa = self.fresh("as_i64"), self.fresh("as_f64")
+        self.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+        self.emit(f"{ssa} = arith.sitofp {as_i64} : i64 to f64")
+        return ssa
+
+    def tensor_dim(self, ssa: str, ty: str, dim: int) -> str:
+        """tensor.dim of a (dynamic) dim of a tensor value."""
+        result = self.fresh(f"{ssa.lstrip('%')}_dim{dim}")
+        self.emit(f"{result} = tensor.dim {ssa}, {self.index(dim)} : {ty}")
+        return result
+
+    def open_for(
+        self,
+        kind: str,
+        iv: str,
+        upper: str,
+        result: str,
+        carried: Sequence[tuple[str, str, str]],
+        lower: str | None = None,
+    ) -> None:
+        """The head of an affine.for [0, upper) or an scf.for [lower (default 0), upper)
+        step 1, carrying (iter_arg, init, type) triples; its region is the caller's."""
+        if kind == "affine":
+            head = f"affine.for {iv} = 0 to {upper}"
+        else:
+            start = self.index(0) if lower is None else lower
+            head = f"scf.for {iv} = {start} to {upper} step {self.index(1)}"
+        if carried:
+            pairs = ", ".join(f"{name} = {init}" for name, init, _ in carried)
+            types = ", ".join(ty for _, _, ty in carried)
+            head = f"{results_name(result, len(carried))} = {head} iter_args({pairs}) -> ({types})"
+        self.emit(head + " {")
+
+    def loop_yield(self, kind: str, values: Sequence[tuple[str, str]]) -> None:
+        """The terminator of an affine.for or scf.for body yielding (ssa, type) pairs."""
+        terminator = "affine.yield" if kind == "affine" else "scf.yield"
+        if values:
+            ssas, types = ", ".join(v for v, _ in values), ", ".join(t for _, t in values)
+            self.emit(f"{terminator} {ssas} : {types}")
+        elif kind == "scf":
+            self.emit("scf.yield")
+
+    def extract_slice(
+        self, result: str, source: str, source_type: str, where: str, result_type: str
+    ) -> None:
+        """tensor.extract_slice; `where` is `slice_operands(...)`."""
+        self.emit(
+            f"{result} = tensor.extract_slice {source}{where} : {source_type} to {result_type}"
+        )
+
+    def insert_slice(
+        self, result: str, value: str, value_type: str, dest: str, dest_type: str, where: str
+    ) -> None:
+        """tensor.insert_slice of `value` into `dest`; `where` is `slice_operands(...)`."""
+        op = insert_slice_op("tensor.insert_slice", value, value_type, dest, dest_type, where)
+        self.emit(f"{result} = {op}")
+
+    def empty(self, result: str, dynamic: Sequence[str], ty: str) -> None:
+        """tensor.empty with the SSA sizes of the type's dynamic dims."""
+        self.emit(f"{result} = tensor.empty({', '.join(dynamic)}) : {ty}")
+
+    def generate(
+        self,
+        result: str,
+        dynamic: Sequence[str],
+        lanes: Sequence[str],
+        body: Sequence[str],
+        ty: str,
+    ) -> None:
+        """tensor.generate: `body` computes the element at index `lanes` and yields it."""
+        args = ", ".join(f"{lane}: index" for lane in lanes)
+        head = f"{result} = tensor.generate {', '.join(dynamic)} {{\n^bb0({args}):\n"
+        self.emit(f"{head}{_region_body(body)}}} : {ty}")
+
+    def generic(self, result: str, op: GenericOp) -> None:
+        """linalg.generic with one input, one output and an all-parallel iteration."""
+        maps = ", ".join(op.maps)
+        iterators = ", ".join('"parallel"' for _ in range(op.rank))
+        (lane, lane_type), (out, out_type) = op.block_args
+        attrs = f"{{indexing_maps = [{maps}], iterator_types = [{iterators}]}}"
+        operands = f"ins({op.input} : {op.input_type}) outs({op.init} : {op.result_type})"
+        block = f"^bb0({lane}: {lane_type}, {out}: {out_type}):\n{_region_body(op.body)}"
+        self.emit(f"{result} = linalg.generic {attrs} {operands} {{\n{block}}} -> {op.result_type}")
 
     def emit_module_start(self, attrs: dict[str, str]) -> None:
         body = ", ".join(f"{k} = {v}" for k, v in attrs.items())

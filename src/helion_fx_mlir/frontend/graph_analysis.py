@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from helion.language import _tracing_ops, atomic_ops, memory_ops, reduce_ops, scan_ops
@@ -59,8 +60,8 @@ def _disjoint(a: fx.Node, b: fx.Node) -> bool:
     shape = a.args[0].meta["val"].shape
     entries = [[e for e in node.args[1] if e is not None] for node in (a, b)]
     for dim, extent in enumerate(shape):
-        ranges = [_static_range(e[dim] if dim < len(e) else slice(None), extent) for e in entries]
-        if None not in ranges and _apart(*ranges):
+        r0, r1 = (_static_range(e[dim] if dim < len(e) else slice(None), extent) for e in entries)
+        if r0 is not None and r1 is not None and _apart(r0, r1):
             return True
     return False
 
@@ -93,7 +94,7 @@ def _static_range(entry: object, extent: object) -> range | None:
 class GraphFacts:
     """Per-graph (transitively through sub-graphs) stores, loads and host tensors."""
 
-    graphs: Sequence[object]
+    graphs: Sequence[Any]
     stores: dict[int, set[str]] = field(default_factory=dict)
     loads: dict[int, set[str]] = field(default_factory=dict)
     nested_stores: dict[int, set[str]] = field(default_factory=dict)

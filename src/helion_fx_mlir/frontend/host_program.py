@@ -76,7 +76,7 @@ def _plain(node: Any) -> Any:
     if not isinstance(node, ast.AST):
         return node
     info = getattr(node, "_type_info", None)
-    if isinstance(node, ast.Call) and type(info).__name__ == "BlockSizeType":
+    if isinstance(node, ast.Call) and info is not None and type(info).__name__ == "BlockSizeType":
         return ast.Call(ast.Name(BLOCK_SIZE, ast.Load()), [ast.Constant(info.block_id)], [])
     plain = next(cls for cls in type(node).__mro__ if cls.__module__ == "ast")
     return plain(

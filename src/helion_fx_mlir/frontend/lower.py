@@ -1,11 +1,52 @@
-"""The frontend's entry point: Helion bound kernel -> MLIR text."""
+"""The frontend's entry point: Helion bound kernel -> MLIR text and the func's signature."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import helion
+
+    from helion_fx_mlir.frontend.lowering_context import KernelArgInfo
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    """How to call the kernel's func: its name, its arguments (tensors, then scalars, in
+    func order) and the tensors it returns; the config it was lowered for (resolved, so
+    the host code runs with the same block sizes) and those block sizes."""
+
+    name: str
+    args: tuple[KernelArgInfo, ...]
+    outputs: tuple[KernelArgInfo, ...]
+    config: helion.Config
+    block_sizes: dict[int, int]
+
+
+def lower_kernel(
+    bound_kernel: Any,
+    config: helion.Config | None = None,
+    kernel_name: str | None = None,
+    *,
+    debug_info: bool = False,
+) -> tuple[str, KernelSignature]:
+    """The kernel's MLIR for a config (default: the kernel's own, else the spec default),
+    and its signature, known only once lowered (host scalars become arguments on use)."""
+    from helion_fx_mlir.frontend.lowering_context import LoweringContext
+    from helion_fx_mlir.frontend.visitor import IRVisitor  # torch and Helion load here
+
+    ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
+    ctx.builder.debug_info = debug_info
+    text = IRVisitor(ctx).lower()
+    signature = KernelSignature(
+        ctx.kernel_name,
+        tuple(ctx.kernel_args),
+        tuple(ctx.output_args),
+        ctx.config,
+        ctx.block_size_values,
+    )
+    return text, signature
 
 
 def generate_mlir(
@@ -19,11 +60,5 @@ def generate_mlir(
 
     With debug_info, every op carries loc("kernel.py":LINE:COL) of the kernel line that
     produced it. Deterministic: the same kernel and config give the same bytes."""
-    from helion_fx_mlir.frontend.lowering_context import LoweringContext
-    from helion_fx_mlir.frontend.visitor import (
-        IRVisitor,
-    )  # torch and Helion load only when generating
-
-    ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
-    ctx.builder.debug_info = debug_info
-    return IRVisitor(ctx).lower()
+    text, _ = lower_kernel(bound_kernel, config, kernel_name, debug_info=debug_info)
+    return text

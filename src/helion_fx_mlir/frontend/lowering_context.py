@@ -21,6 +21,7 @@ from helion_fx_mlir.frontend.emitter import (
 )
 from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
 from helion_fx_mlir.frontend.host_program import is_device_loop
+from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,9 @@ class LoopInfo:
 
     block_id: int
     name: str
-    tile_size: int
+    tile_size: int | None  # None: the block size is symbolic in this config
     total_extent: int | None
     iv_name: str
-
-    @property
-    def trip_count(self) -> int | None:
-        if self.total_extent is None:
-            return None
-        return -(-self.total_extent // self.tile_size)
 
 
 @dataclass(frozen=True)
@@ -86,7 +81,6 @@ class LoweringContext:
     builder: MLIRBuilder
     kernel_name: str
     bound_kernel: Any
-    device_ir: Any
     config: helion.Config
     graphs: list[Any]
     facts: GraphFacts
@@ -94,23 +88,8 @@ class LoweringContext:
     block_size_values: dict[int, int]
     roots: list[RootInfo]
     kernel_args: list[KernelArgInfo]
-    host_block_sizes: dict[int, Any] = field(
-        default_factory=dict
-    )  # block id -> SymInt the host code computes
-    symbols: dict[str, str] = field(default_factory=dict)
-    host_tensors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def grid_loops(self) -> list[LoopInfo]:
-        return [loop for root in self.roots for loop in root.loops]
-
-    @property
-    def parallel_block_ids(self) -> list[int]:
-        return [loop.block_id for loop in self.grid_loops]
-
-    @property
-    def loop_extents(self) -> dict[str, int | None]:
-        return {loop.name: loop.total_extent for loop in self.grid_loops}
+    # block id -> SymInt the host code computes
+    host_block_sizes: dict[int, Any] = field(default_factory=dict)
 
     @classmethod
     def from_bound_kernel(
@@ -157,7 +136,6 @@ class LoweringContext:
             builder=MLIRBuilder(),
             kernel_name=kernel_name or host_fn.name,
             bound_kernel=bound_kernel,
-            device_ir=device_ir,
             config=config,
             graphs=graphs,
             facts=facts,
@@ -245,11 +223,6 @@ def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> boo
     """Whether a rolled reduction loop yields a reduction without a chunk combine here, or
     takes a whole device tensor along the rolled dim (its body would reduce all of it
     in every chunk)."""
-    from helion_fx_mlir.frontend.rules.control_flow import (
-        uncombinable_outputs,
-        uncombined_results_used,
-    )  # the rules know what they combine
-
     for graph in graphs:
         for loop in graph.graph.find_nodes(op="call_function", target=_tracing_ops._for_loop):
             info = graphs[loop.args[0]]
@@ -336,9 +309,9 @@ def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> 
     params = list(bound_kernel.host_function.params.arguments)
     seen: dict[str, Any] = {}
     for node in facts.host_tensor_nodes(graph_ids):
-        seen.setdefault(host_tensor_name(node), node.meta["val"])
+        seen.setdefault(str(host_tensor_name(node)), node.meta["val"])
     ordered = [n for n in params if n in seen] + [n for n in seen if n not in params]
-    args = []
+    args: list[KernelArgInfo] = []
     for index, name in enumerate(ordered):
         val = seen[name]
         elt = torch_dtype_to_mlir_element_type(val.dtype)

@@ -9,7 +9,6 @@ which importing helion_fx_mlir does.
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from helion_fx_mlir.errors import LoweringError
@@ -28,7 +27,7 @@ def install() -> None:
     after_import(TARGET, _patch)
 
 
-def _patch(module: ModuleType) -> None:
+def _patch(module: Any) -> None:
     strip = module.strip_unused_inputs
     if getattr(strip, "_records_original_args", False):
         return

@@ -24,7 +24,7 @@ class TypedValue:
     """A value with its FX meta value (FakeTensor/SymInt), for ops built inside rules."""
 
     value: Value
-    val: Any
+    meta: Any
 
 
 @dataclass(frozen=True)

@@ -2,35 +2,36 @@
 
 Dispatch goes through `dispatch.LOWERINGS`, a table from FX target to rule (rules live
 in `rules/`, registered by `@lowers`), the way torch-mlir's importer and JAX's lowering
-rules work. ATen/prims overloads without a rule of their own go to torch-mlir.
+rules work. ATen/prims overloads without a rule of their own go to torch-mlir. A rule
+gets a RuleContext for its node and returns the node's value, which the visitor binds.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import sympy
 import torch
 from helion._compiler.inductor_lowering import PointwiseLowering
-from helion._compiler.variable_origin import BlockSizeOrigin
+from helion._compiler.variable_origin import BlockSizeOrigin, Origin
 from helion.language import _tracing_ops
 from torch import fx
 
-from helion_fx_mlir.errors import HelionMLIRError, LoweringError, mlir_location
-from helion_fx_mlir.frontend import aten_import, rules, symbols  # noqa: F401 - importing rules fills LOWERINGS
-from helion_fx_mlir.frontend.dispatch import LOWERINGS
-from helion_fx_mlir.frontend.emitter import is_concrete_size
+from helion_fx_mlir.errors import HelionMLIRError, InternalError, LoweringError, mlir_location
+from helion_fx_mlir.frontend import aten_import, symbols
+from helion_fx_mlir.frontend.dispatch import LOWERINGS, Rule
+from helion_fx_mlir.frontend.emitter import is_concrete_size, result_name, results_name
 from helion_fx_mlir.frontend.lowering_context import (
     KernelArgInfo,
     LoopInfo,
     LoweringContext,
     RootInfo,
 )
-from helion_fx_mlir.frontend.rules.memory import fake_empty
-from helion_fx_mlir.frontend.rules.tensors import expand_dims
-from helion_fx_mlir.frontend.stripped_args import restored_args
+from helion_fx_mlir.frontend.rule_context import JaggedParents, LoopBounds, RuleContext
+from helion_fx_mlir.frontend.rules import aten_compute
 from helion_fx_mlir.frontend.values import (
     LaneBound,
     Tile,
@@ -51,23 +52,25 @@ class IRVisitor:
         self.node_values: dict[fx.Node, Any] = {}
         self.tiles: dict[int, Tile] = {}
         self.tensor_state: dict[str, Value] = {}
-        self.parallel_stores: list[str] | None = None
+        # inside scf.forall: the stores its in_parallel block makes
+        self.parallel_inserts: list[str] | None = None
         self.block_size_ssa: dict[int, str] = {}
         # torch_c bridges visible in the current region and those enclosing it.
         self.bridges: list[dict[str, str]] = [{}]
-        # _phi nodes after an _if are the scf.if's results.
-        self.merged: dict[fx.Node, Value] = {}
-        self.static_vals: dict[fx.Node, Any] = {}
+        self.static_metas: dict[fx.Node, Any] = {}
         # hl.jagged_tile loops: block id -> (parent tensor of per-row ends, its dims' block ids).
-        self.jagged_parents: dict[int, tuple[Value, list[int]]] = {}
+        self.jagged_parents: dict[int, tuple[Value, list[int | None]]] = {}
 
-    def enter_region(self) -> None:
+    @contextmanager
+    def region(self) -> Iterator[None]:
+        """An indented region with its own torch_c bridges."""
         self.builder.push()
         self.bridges.append({})
-
-    def exit_region(self) -> None:
-        self.bridges.pop()
-        self.builder.pop()
+        try:
+            yield
+        finally:
+            self.bridges.pop()
+            self.builder.pop()
 
     # ----------------------------------------------------------------- driver
     def lower(self) -> str:
@@ -88,11 +91,10 @@ class IRVisitor:
         for arg in ctx.kernel_args:
             if arg.is_tensor:
                 self.tensor_state[arg.name] = Value(arg.ssa_name, arg.mlir_type)
-                ctx.host_tensors[arg.name] = arg.ssa_name
         for bid in sorted(ctx.block_size_values):
             ssa = b.fresh(f"block_size_{bid}")
             b.emit(f'{ssa} = "loom.get_symbol"() {{name = "block_size_{bid}"}} : () -> index')
-            self.block_size_ssa[bid] = ctx.symbols[f"block_size_{bid}"] = ssa
+            self.block_size_ssa[bid] = ssa
         for root in ctx.roots:
             self.visit_root(root)
         finals = [self.tensor_state[a.name] for a in outputs]
@@ -122,7 +124,7 @@ class IRVisitor:
         self, root: RootInfo, stored: list[str], names: list[Value]
     ) -> list[Value]:
         self.tensor_state.update(zip(stored, names))
-        self.visit_graph(root.graph_id)
+        self.lower_graph(root.graph_id)
         return [self.tensor_state[t] for t in stored]
 
     def emit_forall(
@@ -139,82 +141,72 @@ class IRVisitor:
                 f"{o.ssa} = {self.tensor_state[t].ssa}" for o, t in zip(outs, stored)
             )
             types = ", ".join(o.type for o in outs)
-            head = f"{self.results_name(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
+            head = f"{results_name(result, len(outs))} = {head} shared_outs({shared}) -> ({types})"
         b.emit(head + " {")
-        self.enter_region()
-        saved_tiles = dict(self.tiles)
-        for (loop, begin, end), iv, trip in zip(bounds, ivs, trips):
-            self.tiles[loop.block_id] = dataclasses.replace(
-                self.emit_tile(loop, iv, begin, end), count=trip
-            )
-        self.tensor_state.update(zip(stored, outs))
-        self.parallel_stores = []
-        self.visit_graph(root.graph_id)
-        b.emit("scf.forall.in_parallel {")
-        b.push()
-        for line in self.parallel_stores:
-            b.emit(line)
-        b.pop()
-        b.emit("}")
-        self.parallel_stores = None
-        self.tiles = saved_tiles
-        self.exit_region()
+        with self.region():
+            saved_tiles = dict(self.tiles)
+            for (loop, begin, end), iv, trip in zip(bounds, ivs, trips):
+                self.tiles[loop.block_id] = dataclasses.replace(
+                    self.emit_tile(loop, iv, begin, end), count=trip
+                )
+            self.tensor_state.update(zip(stored, outs))
+            self.parallel_inserts = []
+            self.lower_graph(root.graph_id)
+            b.emit("scf.forall.in_parallel {")
+            b.push()
+            for line in self.parallel_inserts:
+                b.emit(line)
+            b.pop()
+            b.emit("}")
+            self.parallel_inserts = None
+            self.tiles = saved_tiles
         b.emit("}")
         for i, (t, o) in enumerate(zip(stored, outs)):
-            self.tensor_state[t] = Value(self.result_name(result, i, len(outs)), o.type)
+            self.tensor_state[t] = Value(result_name(result, i, len(outs)), o.type)
 
     # ------------------------------------------------------------- loop nests
     def emit_loop_nest(
         self,
         kind: str,
-        bounds: Sequence[tuple[LoopInfo, Any, Any]],
+        bounds: LoopBounds,
         iter_names: Sequence[str],
         inits: Sequence[Value],
         body: Callable[[list[Value]], list[Value]],
     ) -> list[Value]:
         """One loop per dimension (affine.for or scf.for) carrying `inits`; returns results."""
-        b = self.builder
         saved_tiles = dict(self.tiles)
-        results: list[str] = []
-        current = list(inits)
-        for depth, (loop, begin, end, *step) in enumerate(bounds):
-            trip = self.emit_trip_count(loop, begin, end, *step)
-            iv = b.fresh(loop.iv_name.lstrip("%"))
-            innermost = depth == len(bounds) - 1
-            names = [b.fresh(n if innermost else f"{n}_outer") for n in iter_names]
-            result = b.fresh(f"{loop.name}_loop")
-            results.append(result)
-            if kind == "affine":
-                head = f"affine.for {iv} = 0 to {trip}"
-            else:
-                head = f"scf.for {iv} = {b.index(0)} to {trip} step {b.index(1)}"
-            if current:
-                pairs = ", ".join(f"{n} = {v.ssa}" for n, v in zip(names, current))
-                head = f"{self.results_name(result, len(current))} = {head} iter_args({pairs}) -> ({', '.join(v.type for v in current)})"
-            b.emit(head + " {")
-            self.enter_region()
+        results = self._loop_level(kind, bounds, iter_names, list(inits), body)
+        self.tiles = saved_tiles
+        return results
+
+    def _loop_level(
+        self,
+        kind: str,
+        bounds: LoopBounds,
+        iter_names: Sequence[str],
+        current: list[Value],
+        body: Callable[[list[Value]], list[Value]],
+    ) -> list[Value]:
+        """The outermost loop of `bounds` with the others inside it; the body innermost."""
+        if not bounds:
+            return [self.coerce(y, c.type) for y, c in zip(body(current), current)]
+        b = self.builder
+        loop, begin, end, *step = bounds[0]
+        trip = self.emit_trip_count(loop, begin, end, *step)
+        iv = b.fresh(loop.iv_name.lstrip("%"))
+        names = [b.fresh(n if len(bounds) == 1 else f"{n}_outer") for n in iter_names]
+        result = b.fresh(f"{loop.name}_loop")
+        carried = [(n, v.ssa, v.type) for n, v in zip(names, current)]
+        b.open_for(kind, iv, trip, result, carried)
+        with self.region():
             self.tiles[loop.block_id] = dataclasses.replace(
                 self.emit_tile(loop, iv, begin, end, *step), count=trip
             )
-            current = [Value(n, v.type) for n, v in zip(names, current)]
-        yields = body(current)
-        yields = [self.coerce(y, c.type) for y, c in zip(yields, current)]
-        for depth in reversed(range(len(bounds))):
-            terminator = "affine.yield" if kind == "affine" else "scf.yield"
-            if yields:
-                b.emit(
-                    f"{terminator} {', '.join(y.ssa for y in yields)} : {', '.join(y.type for y in yields)}"
-                )
-            elif kind == "scf":
-                b.emit("scf.yield")
-            self.exit_region()
-            b.emit("}")
-            yields = [
-                Value(self.result_name(results[depth], i, len(inits)), v.type)
-                for i, v in enumerate(inits)
-            ]
-        self.tiles = saved_tiles
-        return yields
+            inner = [Value(n, v.type) for n, v in zip(names, current)]
+            yields = self._loop_level(kind, bounds[1:], iter_names, inner, body)
+            b.loop_yield(kind, [(y.ssa, y.type) for y in yields])
+        b.emit("}")
+        return [Value(result_name(result, i, len(current)), v.type) for i, v in enumerate(current)]
 
     def emit_scf_for(
         self,
@@ -228,30 +220,19 @@ class IRVisitor:
         b = self.builder
         iv, result = b.fresh(f"{name}_iv"), b.fresh(f"{name}_loop")
         names = [b.fresh(f"{name}_carry") for _ in inits]
-        pairs = ", ".join(f"{n} = {t.value.ssa}" for n, t in zip(names, inits))
-        types = ", ".join(t.value.type for t in inits)
-        b.emit(
-            f"{self.results_name(result, len(inits))} = scf.for {iv} = {lower} to {upper} step {b.index(1)} "
-            f"iter_args({pairs}) -> ({types}) {{"
-        )
-        self.enter_region()
-        outs = body(iv, [TypedValue(Value(n, t.value.type), t.val) for n, t in zip(names, inits)])
-        yields = [self.coerce(o.value, t.value.type) for o, t in zip(outs, inits, strict=True)]
-        b.emit(f"scf.yield {', '.join(y.ssa for y in yields)} : {types}")
-        self.exit_region()
+        carried = [(n, t.value.ssa, t.value.type) for n, t in zip(names, inits)]
+        b.open_for("scf", iv, upper, result, carried, lower)
+        with self.region():
+            outs = body(
+                iv, [TypedValue(Value(n, t.value.type), t.meta) for n, t in zip(names, inits)]
+            )
+            yields = [self.coerce(o.value, t.value.type) for o, t in zip(outs, inits, strict=True)]
+            b.loop_yield("scf", [(y.ssa, y.type) for y in yields])
         b.emit("}")
         return [
-            TypedValue(Value(self.result_name(result, i, len(inits)), t.value.type), t.val)
+            TypedValue(Value(result_name(result, i, len(inits)), t.value.type), t.meta)
             for i, t in enumerate(inits)
         ]
-
-    @staticmethod
-    def results_name(name: str, n: int) -> str:
-        return name if n == 1 else f"{name}:{n}"
-
-    @staticmethod
-    def result_name(name: str, i: int, n: int) -> str:
-        return name if n == 1 else f"{name}#{i}"
 
     def _bound(self, value: Any, symbols: list[str]) -> str:
         """An affine expression term for a loop bound: a literal, or a new symbol."""
@@ -271,9 +252,8 @@ class IRVisitor:
             extent = hi if lo == "0" else f"({hi} - {lo})"
         ssa = self.builder.fresh(f"{loop.name}_trips")
         sym_list = ", ".join(f"s{i}" for i in range(len(syms)))
-        self.builder.emit(
-            f"{ssa} = affine.apply affine_map<()[{sym_list}] -> ({extent} ceildiv {stride})>()[{', '.join(syms)}]"
-        )
+        trips = f"affine_map<()[{sym_list}] -> ({extent} ceildiv {stride})>"
+        self.builder.emit(f"{ssa} = affine.apply {trips}()[{', '.join(syms)}]")
         return ssa
 
     def emit_tile(self, loop: LoopInfo, iv: str, begin: Any, end: Any, step: Any = None) -> Tile:
@@ -305,8 +285,71 @@ class IRVisitor:
         b.emit(f"{size} = affine.min affine_map<(d0)[{sym_list}] -> (s0, {remaining})>{operands}")
         return Tile(offset, size, size if width is None else width, bound)
 
+    # ---------------------------------------------------------- shared state
+    def host_tensor(self, name: str) -> Value:
+        return self.tensor_state[name]
+
+    def host_tensors(self) -> dict[str, Value]:
+        return dict(self.tensor_state)
+
+    def set_host_tensors(self, values: Mapping[str, Value]) -> None:
+        self.tensor_state.update(values)
+
+    def add_parallel_insert(self, line: str) -> bool:
+        if self.parallel_inserts is None:
+            return False
+        self.parallel_inserts.append(line)
+        return True
+
+    @contextmanager
+    def jagged_tiles(self, parents: JaggedParents) -> Iterator[None]:
+        self.jagged_parents.update(parents)
+        try:
+            yield
+        finally:
+            for block_id in parents:
+                del self.jagged_parents[block_id]
+
+    # ----------------------------------------------------------- kernel facts
+    def graph(self, graph_id: int) -> Any:
+        return self.ctx.graphs[graph_id]
+
+    def stored_tensors(self, *graph_ids: int) -> list[str]:
+        stored = {t for gid in graph_ids for t in self.ctx.stored_tensors(gid)}
+        return [a.name for a in self.ctx.kernel_args if a.is_tensor and a.name in stored]
+
+    def origin(self, expr: Any) -> Origin | None:
+        return self.ctx.origin(expr)
+
+    def dynamic_dim(self, symbol: Any) -> tuple[str, int] | None:
+        return self.ctx.dynamic_dim(symbol)
+
+    def tensor_arg(self, name: str) -> KernelArgInfo:
+        return self.ctx.tensor_arg(name)
+
+    def loop_info(self, block_id: int) -> LoopInfo:
+        """An inner `hl.tile` loop's dimension."""
+        return LoopInfo(
+            block_id,
+            self.ctx.loop_name(block_id),
+            self.ctx.block_size_values.get(block_id),
+            None,
+            f"%iv_block{block_id}",
+        )
+
+    def is_jagged_tile(self, block_id: int) -> bool:
+        return bool(self.ctx.bound_kernel.env.is_jagged_tile(block_id))
+
+    def extent(self, size: Any) -> Any:
+        return self.ctx.extent(size)
+
+    def configured_block_size(self, block_id: int) -> str:
+        if block_id not in self.block_size_ssa:
+            raise HelionMLIRError(f"block {block_id} has no block size in this config")
+        return self.block_size_ssa[block_id]
+
     # ------------------------------------------------------------ graph walk
-    def visit_graph(self, graph_id: int, inputs: Sequence[Value] = ()) -> list[Any]:
+    def lower_graph(self, graph_id: int, inputs: Sequence[Value] = ()) -> list[Any]:
         """Visit a graph's nodes; placeholders take `inputs`; returns the output values."""
         placeholders = iter(inputs)
         for node in self.ctx.graphs[graph_id].graph.nodes:
@@ -322,36 +365,27 @@ class IRVisitor:
         return []
 
     def visit_node(self, node: fx.Node) -> None:
-        outer, self.builder.location = (
-            self.builder.location,
-            mlir_location(node.meta.get("location")) or self.builder.location,
-        )
+        """Bind the value the node's rule returns; its ops carry the node's kernel line."""
+        cx = RuleContext(node, self)
+        outer = self.builder.location
+        self.builder.location = cx.location or outer
         try:
-            self._visit_node(node)
+            self.node_values[node] = _lowered(cx)
         finally:
             self.builder.location = outer
 
-    def _visit_node(self, node: fx.Node) -> None:
-        rule = LOWERINGS.get(node.target)
-        if rule is None and isinstance(node.target, torch._ops.OpOverload):
-            rule = IRVisitor.aten_compute
-        if rule is None:
-            raise LoweringError(node, "no lowering rule for this target")
-        try:
-            self.node_values[node] = rule(self, node)
-        except LoweringError:
-            raise
-        except Exception as err:
-            raise LoweringError(node, f"{type(err).__name__}: {err}") from err
+    def bound(self, arg: Any) -> Any:
+        """Whatever a node's rule returned (None for a non-node or an unvisited node)."""
+        return self.node_values.get(arg) if isinstance(arg, fx.Node) else None
 
-    def val(self, node: fx.Node) -> Any:
+    def meta(self, node: fx.Node) -> Any:
         """The node's meta value with every block-size dim at its configured width: tile
         values have the static block shape (`tensor<16x128xf32>`), as in Helion."""
-        if node not in self.static_vals:
-            self.static_vals[node] = self._broadcast_wider(
+        if node not in self.static_metas:
+            self.static_metas[node] = self._broadcast_wider(
                 node, self.static_meta(node.meta.get("val"))
             )
-        return self.static_vals[node]
+        return self.static_metas[node]
 
     def _broadcast_wider(self, node: fx.Node, val: Any) -> Any:
         """A pointwise result as wide as its operands broadcast: a tile of block size 1
@@ -363,7 +397,7 @@ class IRVisitor:
             return val
         shapes = [
             list(a.shape)
-            for a in map(self.val, node.all_input_nodes)
+            for a in map(self.meta, node.all_input_nodes)
             if isinstance(a, torch.Tensor) and a.dim() == val.dim()
         ]
         if not all(isinstance(size, int) for shape in [list(val.shape), *shapes] for size in shape):
@@ -438,19 +472,8 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = arith.index_cast {raw} : {elt} to index")
         return ssa
 
-    def emit_index_op(self, op: str, lhs: str, rhs: str, hint: str) -> str:
-        return self.emit_scalar_op(op, lhs, rhs, "index", hint)
-
-    def index_as_f64(self, index: str) -> str:
-        as_i64, ssa = self.builder.fresh("as_i64"), self.builder.fresh("as_f64")
-        self.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
-        self.builder.emit(f"{ssa} = arith.sitofp {as_i64} : i64 to f64")
-        return ssa
-
-    def emit_scalar_op(self, op: str, lhs: str, rhs: str, ty: str, hint: str) -> str:
-        ssa = self.builder.fresh(hint)
-        self.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : {ty}")
-        return ssa
+    def condition(self, expr: Any) -> str:
+        return symbols.emit_condition(self, expr)
 
     def scalar_arg(self, name: str, ty: str = "f64") -> str:
         """A host scalar (kernel parameter or host variable, e.g. a block size computed from
@@ -558,6 +581,13 @@ class IRVisitor:
         size = self.block_value(origin.block_id) if width is None else width
         return Tile(0, size, size, size)
 
+    def tile(self, arg: Any) -> Tile:
+        """The tile a block-size SymInt (or its node) denotes: an error if it is none."""
+        tile = self.tile_of(arg)
+        if tile is None:
+            raise HelionMLIRError(f"{arg} is not the size of a tile here")
+        return tile
+
     def masked_dims(self, val: Any) -> list[LaneBound]:
         """The bound of each dim of a tile value whose lanes may be padding (past the
         extent, or past a jagged row's end): read off the symbolic meta, whose dims are
@@ -570,7 +600,7 @@ class IRVisitor:
                 block_id in self.tiles or self.ctx.block_sizes[block_id].reduction
             ):
                 continue
-            tile = self.tile_of(shape[dim])
+            tile = self.tile(shape[dim])
             if block_id in self.jagged_parents:
                 parent, parent_blocks = self.jagged_parents[block_id]
                 if any(b not in blocks for b in parent_blocks):
@@ -597,13 +627,6 @@ class IRVisitor:
         origin = self.ctx.origin(size.node.expr)
         return origin.block_id if isinstance(origin, BlockSizeOrigin) else None
 
-    def tensor_dim(self, value: Value, dim: int) -> str:
-        ssa = self.builder.fresh(f"{value.ssa.lstrip('%')}_dim{dim}")
-        self.builder.emit(
-            f"{ssa} = tensor.dim {value.ssa}, {self.builder.index(dim)} : {value.type}"
-        )
-        return ssa
-
     # -------------------------------------------------------------- casting
     def coerce(self, value: Value, ty: str) -> Value:
         """tensor.cast between static and dynamic forms of the same tensor type."""
@@ -615,7 +638,7 @@ class IRVisitor:
 
     def convert(self, value: TypedValue, dtype: torch.dtype, name: str) -> TypedValue:
         """prims.convert_element_type when the dtype differs (stores cast, as Helion's do)."""
-        if value.val.dtype == dtype:
+        if value.meta.dtype == dtype:
             return value
         return self.torch_call(
             f"{name}_cast", torch.ops.prims.convert_element_type.default, value, dtype
@@ -623,43 +646,8 @@ class IRVisitor:
 
     # ----------------------------------------------------------------- ATen
     def aten_compute(self, node: fx.Node) -> Any:
-        """Any ATen/prims op: imported through torch-mlir, bridged with torch_c."""
-        args, kwargs = restored_args(node)
-        kwargs = {k: v for k, v in kwargs.items() if not k.startswith("_extra")}
-        if (
-            isinstance(node.meta.get("lowering"), PointwiseLowering)
-            or node.target in BROADCASTING_VIEWS
-        ):
-            args = [self.aligned_by_tile(node, a) for a in args]
-        return self.emit_torch_op(node.name, node.target, args, kwargs, self.val(node))
-
-    def aligned_by_tile(self, node: fx.Node, arg: Any) -> Any:
-        """An operand of lower rank whose dims are tiles of the result, but not its trailing
-        ones (`a[t0, t1] + b[t0]`): Helion broadcasts by tile, so unit dims go where the
-        result's other tiles are (b as [t0, 1]); torch's trailing rule would pair t0 with t1."""
-        val = arg.meta.get("val") if isinstance(arg, fx.Node) else None
-        result = node.meta["val"]
-        if (
-            not isinstance(val, torch.Tensor)
-            or not isinstance(result, torch.Tensor)
-            or not 0 < val.dim() < result.dim()
-        ):
-            return arg
-        out = result.shape
-        positions = tile_positions(val.shape, out)
-        if positions is None:
-            return arg
-        index = [slice(None) if d in positions else None for d in range(len(out))]
-        fake = fake_empty(
-            val,
-            [val.shape[positions.index(d)] if d in positions else 1 for d in range(len(out))],
-            val.dtype,
-        )
-        static = self.static_meta(fake)
-        return TypedValue(
-            expand_dims(self, f"{arg.name}_by_tile", self.value(arg), index, mlir_type(static)),
-            static,
-        )
+        """A node as an ATen/prims op through torch-mlir (the rule of overloads without one)."""
+        return aten_compute(RuleContext(node, self))
 
     def emit_torch_op(
         self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
@@ -670,7 +658,7 @@ class IRVisitor:
             if isinstance(arg, TypedValue):
                 key = arg.value.ssa
                 if key not in by_node:
-                    by_node[key] = aten_import.Operand(arg.val, arg.value.ssa, arg.value.type)
+                    by_node[key] = aten_import.Operand(arg.meta, arg.value.ssa, arg.value.type)
                 return by_node[key]
             if isinstance(arg, fx.Node) and isinstance(
                 width := self.static_size(arg.meta.get("val")), int
@@ -711,7 +699,11 @@ class IRVisitor:
 
         def meta(a: Any) -> Any:
             return (
-                a.val if isinstance(a, TypedValue) else self.val(a) if isinstance(a, fx.Node) else a
+                a.meta
+                if isinstance(a, TypedValue)
+                else self.meta(a)
+                if isinstance(a, fx.Node)
+                else a
             )
 
         fake = target(*fx.node.map_aggregate(args, meta), **fx.node.map_aggregate(kwargs, meta))
@@ -736,18 +728,14 @@ class IRVisitor:
             return value.ssa
         floating = value.type.startswith(("f", "bf"))
         zero, ssa = b.constant("0.0" if floating else "0", value.type, "zero"), b.fresh("truth")
-        b.emit(
-            f"{ssa} = {'arith.cmpf une' if floating else 'arith.cmpi ne'}, {value.ssa}, {zero} : {value.type}"
-        )
+        compare = "arith.cmpf une" if floating else "arith.cmpi ne"
+        b.emit(f"{ssa} = {compare}, {value.ssa}, {zero} : {value.type}")
         return ssa
-
-    def typed(self, node: fx.Node) -> TypedValue:
-        return TypedValue(self.value(node), self.val(node))
 
     def torch_operand(self, node: fx.Node) -> aten_import.Operand:
         """A node as an op operand (a block-size SymInt is the block's width, as a shape
         and as a number)."""
-        val = self.val(node)
+        val = self.meta(node)
         if isinstance(val, torch.Tensor):
             v = self.value(node)
             return aten_import.Operand(val, v.ssa, v.type)
@@ -782,7 +770,8 @@ class IRVisitor:
             b.emit(f"{ssa} = torch_c.from_f64 {operand.ssa}")
         else:
             b.emit(
-                f"{ssa} = torch_c.from_builtin_tensor {operand.ssa} : {operand.mlir_type} -> {torch_type}"
+                f"{ssa} = torch_c.from_builtin_tensor {operand.ssa} "
+                f": {operand.mlir_type} -> {torch_type}"
             )
         return ssa
 
@@ -794,29 +783,25 @@ class IRVisitor:
         return Value(ssa, ty)
 
 
-# Ops besides the pointwise ones whose operand broadcasts to the result's shape.
-BROADCASTING_VIEWS = (
-    torch.ops.aten.expand.default,
-    torch.ops.aten.expand_as.default,
-    torch.ops.aten.broadcast_to.default,
-)
+def _lowered(cx: RuleContext) -> Any:
+    """The node's rule's value. Our own errors are the input's fault (a LoweringError);
+    any other exception inside a rule is a bug (an InternalError)."""
+    rule = rule_for(cx.node)
+    try:
+        return rule(cx)
+    except (LoweringError, InternalError):
+        raise
+    except HelionMLIRError as err:
+        raise LoweringError(cx.node, f"{type(err).__name__}: {err}") from err
+    except Exception as err:
+        raise InternalError(cx.node, err) from err
 
 
-def tile_positions(shape: Sequence[Any], out: Sequence[Any]) -> list[int] | None:
-    """Where each dim of `shape` lies in `out` when torch's trailing alignment would pair
-    different symbols but matching the same symbols in order places every dim; else None."""
-    same = lambda a, b: str(a) == str(b)  # noqa: E731 - SymInts compare by expression, no guard
-    trailing = all(
-        same(a, b) or (isinstance(a, int) and a == 1)
-        for a, b in zip(reversed(shape), reversed(out))
-    )
-    if trailing:
-        return None
-    positions, start = [], 0
-    for size in shape:
-        found = next((d for d in range(start, len(out)) if same(size, out[d])), None)
-        if found is None:
-            return None
-        positions.append(found)
-        start = found + 1
-    return positions
+def rule_for(node: fx.Node) -> Rule:
+    """The node's rule: its target's, else torch-mlir's import for ATen/prims overloads."""
+    rule = LOWERINGS.get(node.target)
+    if rule is None and isinstance(node.target, torch._ops.OpOverload):
+        return aten_compute
+    if rule is None:
+        raise LoweringError(node, "no lowering rule for this target")
+    return rule

@@ -17,13 +17,8 @@ from torch_mlir.execution_engine import ExecutionEngine
 from helion_fx_mlir import processes
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
-from helion_fx_mlir.frontend.lowering_context import (
-    RNG_SEEDS,
-    KernelArgInfo,
-    LoweringContext,
-    resolve_config,
-)
-from helion_fx_mlir.frontend.visitor import IRVisitor
+from helion_fx_mlir.frontend.lower import lower_kernel
+from helion_fx_mlir.frontend.lowering_context import RNG_SEEDS, KernelArgInfo, resolve_config
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import parse_module
 from helion_fx_mlir.passes.pipelines import to_llvm_module
@@ -161,37 +156,27 @@ NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
     """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
-    ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
-    unsupported = sorted({str(a.dtype) for a in ctx.kernel_args if a.dtype in NO_CPU_CODEGEN})
+    # debug info: diagnostics from any pass point at kernel lines
+    text, signature = lower_kernel(bound_kernel, config, debug_info=True)
+    name, args = signature.name, list(signature.args)
+    unsupported = sorted({str(a.dtype) for a in args if a.dtype in NO_CPU_CODEGEN})
     if unsupported:
         raise HelionMLIRError(
-            f"{ctx.kernel_name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
+            f"{name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
             "lower_to_linalg) but have no CPU code generation: LLVM has no fp8 float types"
         )
-    ctx.builder.debug_info = True  # diagnostics from any pass point at kernel lines
-    module = parse_module(IRVisitor(ctx).lower())
+    module = parse_module(text)
     to_llvm_module(module, bounds_checks)
     opt_level = OPT_LEVEL
-    if any(a.dtype == torch.bfloat16 for a in ctx.kernel_args) and codegen_crashes(
-        module, ctx.kernel_name, opt_level
-    ):
+    if any(a.dtype == torch.bfloat16 for a in args) and codegen_crashes(module, name, opt_level):
         opt_level = 0
     openmp_runtime()  # the JIT resolves __kmpc_* against it
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
-        in_place = list(module.operation.attributes[IN_PLACE_RESULTS][ctx.kernel_name])
-        unused = {
-            ctx.kernel_args[i].name
-            for i in module.operation.attributes[UNUSED_ARGS][ctx.kernel_name]
-        }
+        in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
+        unused = {args[i].name for i in module.operation.attributes[UNUSED_ARGS][name]}
     return Engine(
-        engine,
-        ctx.kernel_name,
-        ctx.kernel_args,
-        ctx.output_args,
-        ctx.block_size_values,
-        in_place,
-        unused,
+        engine, name, args, list(signature.outputs), signature.block_sizes, in_place, unused
     )
 
 

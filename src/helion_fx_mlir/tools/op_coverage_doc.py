@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
+import helion_fx_mlir.frontend.rules  # noqa: F401 - importing it registers every rule in LOWERINGS
 from helion_fx_mlir.errors import target_name
-from helion_fx_mlir.frontend import visitor  # noqa: F401 - importing it registers every rule in LOWERINGS
 from helion_fx_mlir.frontend.dispatch import LOWERINGS
 from helion_fx_mlir.frontend.lowering_context import LoweringContext
 
@@ -268,10 +268,8 @@ def render(examples: Iterable[Any] | None = None) -> str:
         else:
             proven = "not lowered yet: no rule"
         count = INVENTORY.get(name)
-        lines.append(
-            f"| `{_cell(name)}` | {'' if count is None else count} "
-            f"| {_cell(mlir)} | {_cell(proven)} |"
-        )
+        uses = "" if count is None else count
+        lines.append(f"| `{_cell(name)}` | {uses} | {_cell(mlir)} | {_cell(proven)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -27,8 +27,7 @@ from torch_mlir.dialects import arith, bufferization, func, memref
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
-from helion_fx_mlir.frontend.lowering_context import LoweringContext
-from helion_fx_mlir.frontend.visitor import IRVisitor
+from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.parse import ValidationResult, parse_module
 from helion_fx_mlir.passes.pipelines import to_llvm_module
@@ -368,18 +367,17 @@ def run_kernel_text(
 
 def run_with_mlir_runner(bound_kernel: Any, *args: Any, config: helion.Config | None = None) -> Any:
     """Like compile_kernel(bound_kernel)(*args), but the device part runs in mlir-runner."""
-    ctx = LoweringContext.from_bound_kernel(bound_kernel, config)
-    kernel_text = IRVisitor(ctx).lower()
+    kernel_text, signature = lower_kernel(bound_kernel, config)
 
     def launch(scope: dict[str, Any]) -> None:
-        inputs = [host_value(scope, arg.name) for arg in ctx.kernel_args]
+        inputs = [host_value(scope, arg.name) for arg in signature.args]
         outputs = run_kernel_text(
-            kernel_text, ctx.kernel_name, inputs, [o.dtype for o in ctx.output_args]
+            kernel_text, signature.name, inputs, [o.dtype for o in signature.outputs]
         )
-        for arg, value in zip(ctx.output_args, outputs):
+        for arg, value in zip(signature.outputs, outputs):
             host_value(scope, arg.name).copy_(value)
 
     host = build_host_function(
-        bound_kernel.host_function, launch, ctx.config, ctx.block_size_values
+        bound_kernel.host_function, launch, signature.config, signature.block_sizes
     )
     return host(*bound_kernel.kernel.normalize_args(*args))

@@ -9,5 +9,15 @@ from helion_fx_mlir.frontend.rules import (
     tensors,
     tiles,
 )
+from helion_fx_mlir.frontend.rules.aten import aten_compute
 
-__all__ = ["aten", "compute", "control_flow", "memory", "scalars", "tensors", "tiles"]
+__all__ = [
+    "aten",
+    "aten_compute",
+    "compute",
+    "control_flow",
+    "memory",
+    "scalars",
+    "tensors",
+    "tiles",
+]

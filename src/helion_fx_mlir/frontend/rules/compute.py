@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from helion.language import (
@@ -18,10 +18,9 @@ from torch import fx
 
 from helion_fx_mlir.errors import LoweringError
 from helion_fx_mlir.frontend.dispatch import lowers
+from helion_fx_mlir.frontend.emitter import slice_operands
+from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.values import TypedValue, Value, mlir_type, tensor_dims
-
-if TYPE_CHECKING:
-    from helion_fx_mlir.frontend.visitor import IRVisitor
 
 
 def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -32,34 +31,35 @@ def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 @lowers(matmul_ops.dot)
-def dot(v: IRVisitor, node: fx.Node) -> Value:
+def dot(cx: RuleContext) -> Value:
     """torch.aten.mm/bmm on operands cast to the accumulator type, + acc, cast to the result."""
+    node = cx.node
     a, b = node.args[0], node.args[1]
     acc = node.args[2] if len(node.args) > 2 else node.kwargs.get("acc")
-    result = v.val(node)
+    result = cx.meta(node)
     compute = accumulate_dtype(result.dtype)
-    lhs = v.convert(v.typed(a), compute, f"{node.name}_lhs")
-    rhs = v.convert(v.typed(b), compute, f"{node.name}_rhs")
+    lhs = cx.convert(cx.typed(a), compute, f"{node.name}_lhs")
+    rhs = cx.convert(cx.typed(b), compute, f"{node.name}_rhs")
     mm = torch.ops.aten.mm.default if result.dim() == 2 else torch.ops.aten.bmm.default
-    product = v.torch_call(f"{node.name}_mm", mm, lhs, rhs)
+    product = cx.torch_call(f"{node.name}_mm", mm, lhs, rhs)
     if acc is not None:
-        product = v.torch_call(
+        product = cx.torch_call(
             f"{node.name}_acc",
             torch.ops.aten.add.Tensor,
-            v.convert(v.typed(acc), compute, node.name),
+            cx.convert(cx.typed(acc), compute, node.name),
             product,
         )
-    return v.convert(product, result.dtype, node.name).value
+    return cx.convert(product, result.dtype, node.name).value
 
 
 def apply_graph(
-    v: IRVisitor, graph_id: int, inputs: list[TypedValue], name: str
+    cx: RuleContext, graph_id: int, inputs: list[TypedValue], name: str
 ) -> list[TypedValue]:
     """Inline a combine function graph on real operands; metas are recomputed from the
     operands, since the helper graph was traced on [1]-shaped stand-ins."""
     values: dict[fx.Node, Any] = {}
     placeholders = iter(inputs)
-    for node in v.ctx.graphs[graph_id].graph.nodes:
+    for node in cx.graph(graph_id).graph.nodes:
         if node.op == "placeholder":
             values[node] = next(placeholders)
         elif node.op == "output":
@@ -70,7 +70,7 @@ def apply_graph(
         else:
             args = fx.node.map_arg(node.args, values.__getitem__)
             kwargs = fx.node.map_arg(node.kwargs, values.__getitem__)
-            values[node] = v.torch_call(f"{name}_{node.name}", node.target, *args, **kwargs)
+            values[node] = cx.torch_call(f"{name}_{node.name}", node.target, *args, **kwargs)
     raise LoweringError(None, f"combine graph {graph_id} has no output")
 
 
@@ -82,197 +82,205 @@ REDUCTIONS: dict[Any, Any] = {
 }
 
 
-def single_op(v: IRVisitor, graph_id: int) -> Any:
+def single_op(cx: RuleContext, graph_id: int) -> Any:
     """The target of a combine graph that is exactly op(lhs, rhs), else None."""
-    nodes = [n for n in v.ctx.graphs[graph_id].graph.nodes if n.op == "call_function"]
-    placeholders = [n for n in v.ctx.graphs[graph_id].graph.nodes if n.op == "placeholder"]
+    nodes = [n for n in cx.graph(graph_id).graph.nodes if n.op == "call_function"]
+    placeholders = [n for n in cx.graph(graph_id).graph.nodes if n.op == "placeholder"]
     if len(nodes) == 1 and list(nodes[0].args[:2]) == placeholders:
         return nodes[0].target
     return None
 
 
-def narrow(v: IRVisitor, x: TypedValue, dim: int, index: str, name: str) -> TypedValue:
+def narrow(cx: RuleContext, x: TypedValue, dim: int, index: str, name: str) -> TypedValue:
     """x[..., index:index+1, ...] along `dim` (rank kept)."""
-    meta = torch.ops.aten.narrow.default(x.val, dim, 0, 1)
+    meta = torch.ops.aten.narrow.default(x.meta, dim, 0, 1)
     ty = mlir_type(meta)
-    offsets = [index if d == dim else "0" for d in range(x.val.dim())]
+    offsets = [index if d == dim else "0" for d in range(x.meta.dim())]
     sizes = [
-        "1" if d == dim else (s if s != "?" else v.tensor_dim(x.value, d))
+        "1" if d == dim else (s if s != "?" else cx.tensor_dim(x.value, d))
         for d, s in enumerate(tensor_dims(x.value.type))
     ]
     static = [("1" if d == dim else s) for d, s in enumerate(tensor_dims(ty))]
     sizes = [s if st == "?" else st for s, st in zip(sizes, static)]
-    ssa = v.builder.fresh(name)
-    strides = ", ".join("1" for _ in offsets)
-    v.builder.emit(
-        f"{ssa} = tensor.extract_slice {x.value.ssa}[{', '.join(offsets)}] [{', '.join(sizes)}] [{strides}] : {x.value.type} to {ty}"
-    )
+    ssa = cx.builder.fresh(name)
+    where = slice_operands(offsets, sizes, ["1"] * len(offsets))
+    cx.builder.extract_slice(ssa, x.value.ssa, x.value.type, where, ty)
     return TypedValue(Value(ssa, ty), meta)
 
 
-def dim_size(v: IRVisitor, x: TypedValue, dim: int) -> str:
+def dim_size(cx: RuleContext, x: TypedValue, dim: int) -> str:
     size = tensor_dims(x.value.type)[dim]
-    return v.tensor_dim(x.value, dim) if size == "?" else v.builder.index(int(size))
+    return cx.tensor_dim(x.value, dim) if size == "?" else cx.builder.index(int(size))
 
 
 @lowers(reduce_ops._reduce)
-def reduce(v: IRVisitor, node: fx.Node) -> Any:
+def reduce(cx: RuleContext) -> Any:
     """The torch reduction for add/maximum/minimum combines; else an scf.for over the dim
     folding slices with the inlined combine graph."""
+    node = cx.node
     graph_id, x, dim, keep_dims = node.args[:4]
-    inputs = [v.typed(n) for n in (x if isinstance(x, (list, tuple)) else [x])]
-    dim = dim % inputs[0].val.dim()
-    op = single_op(v, graph_id)
+    inputs = [cx.typed(n) for n in (x if isinstance(x, (list, tuple)) else [x])]
+    dim = dim % inputs[0].meta.dim()
+    op = single_op(cx, graph_id)
     if len(inputs) == 1 and op in REDUCTIONS:
-        return v.torch_call(node.name, REDUCTIONS[op], inputs[0], [dim], bool(keep_dims)).value
-    accs = [narrow(v, t, dim, v.builder.index(0), f"{node.name}_first") for t in inputs]
+        return cx.torch_call(node.name, REDUCTIONS[op], inputs[0], [dim], bool(keep_dims)).value
+    accs = [narrow(cx, t, dim, cx.builder.index(0), f"{node.name}_first") for t in inputs]
 
     def body(i: str, current: list[TypedValue]) -> list[TypedValue]:
-        items = [narrow(v, t, dim, i, f"{node.name}_item") for t in inputs]
-        return apply_graph(v, graph_id, [*current, *items], node.name)
+        items = [narrow(cx, t, dim, i, f"{node.name}_item") for t in inputs]
+        return apply_graph(cx, graph_id, [*current, *items], node.name)
 
-    results = v.emit_scf_for(node.name, v.builder.index(1), dim_size(v, inputs[0], dim), accs, body)
+    results = cx.emit_scf_for(
+        node.name, cx.builder.index(1), dim_size(cx, inputs[0], dim), accs, body
+    )
     if not keep_dims:
         results = [
-            v.torch_call(f"{node.name}_squeeze", torch.ops.aten.squeeze.dim, r, dim)
+            cx.torch_call(f"{node.name}_squeeze", torch.ops.aten.squeeze.dim, r, dim)
             for r in results
         ]
-    metas = _metas(v, node, len(results))
+    metas = _metas(cx, node, len(results))
     values = [
-        r.value if val is None else v.coerce(r.value, mlir_type(val))
+        r.value if val is None else cx.coerce(r.value, mlir_type(val))
         for r, val in zip(results, metas)
     ]
     return values if isinstance(x, (list, tuple)) else values[0]
 
 
-def _metas(v: IRVisitor, node: fx.Node, count: int) -> list[Any]:
+def _metas(cx: RuleContext, node: fx.Node, count: int) -> list[Any]:
     """Result metas; a tuple reduce keeps them on its getitem users only (None for a
     result nothing reads: `_, index = hl.reduce(...)`)."""
-    val = v.val(node)
+    val = cx.meta(node)
     if val is None:
-        by_index = {u.args[1]: v.val(u) for u in node.users if u.target is operator.getitem}
+        by_index = {u.args[1]: cx.meta(u) for u in node.users if u.target is operator.getitem}
         return [by_index.get(i) for i in range(count)]
     return list(val) if isinstance(val, (list, tuple)) else [val]
 
 
 @lowers(scan_ops._associative_scan)
-def associative_scan(v: IRVisitor, node: fx.Node) -> Any:
+def associative_scan(cx: RuleContext) -> Any:
     """scf.for along the dim: out[i] = combine(out[i -/+ 1], x[i]) via insert_slice."""
+    node = cx.node
     graph_id, x, dim, reverse = node.args[:4]
-    inputs = [v.typed(n) for n in (x if isinstance(x, (list, tuple)) else [x])]
-    dim = dim % inputs[0].val.dim()
-    n = dim_size(v, inputs[0], dim)
-    last = v.emit_index_op("arith.subi", n, v.builder.index(1), f"{node.name}_last")
+    inputs = [cx.typed(n) for n in (x if isinstance(x, (list, tuple)) else [x])]
+    dim = dim % inputs[0].meta.dim()
+    n = dim_size(cx, inputs[0], dim)
+    last = cx.builder.index_op("arith.subi", n, cx.builder.index(1), f"{node.name}_last")
 
     def body(j: str, outs: list[TypedValue]) -> list[TypedValue]:
         if reverse:
-            i = v.emit_index_op(
+            i = cx.builder.index_op(
                 "arith.subi",
-                v.emit_index_op("arith.subi", last, j, f"{node.name}_rj"),
-                v.builder.index(1),
+                cx.builder.index_op("arith.subi", last, j, f"{node.name}_rj"),
+                cx.builder.index(1),
                 f"{node.name}_i",
             )
-            prev = v.emit_index_op("arith.addi", i, v.builder.index(1), f"{node.name}_prev")
+            prev = cx.builder.index_op("arith.addi", i, cx.builder.index(1), f"{node.name}_prev")
         else:
-            i, prev = v.emit_index_op("arith.addi", j, v.builder.index(1), f"{node.name}_i"), j
-        accs = [narrow(v, o, dim, prev, f"{node.name}_acc") for o in outs]
-        items = [narrow(v, t, dim, i, f"{node.name}_item") for t in inputs]
-        news = apply_graph(v, graph_id, [*accs, *items], node.name)
-        return [insert_along(v, o, new, dim, i, f"{node.name}_out") for o, new in zip(outs, news)]
+            i, prev = cx.builder.index_op("arith.addi", j, cx.builder.index(1), f"{node.name}_i"), j
+        accs = [narrow(cx, o, dim, prev, f"{node.name}_acc") for o in outs]
+        items = [narrow(cx, t, dim, i, f"{node.name}_item") for t in inputs]
+        news = apply_graph(cx, graph_id, [*accs, *items], node.name)
+        return [insert_along(cx, o, new, dim, i, f"{node.name}_out") for o, new in zip(outs, news)]
 
-    results = v.emit_scf_for(node.name, v.builder.index(0), last, inputs, body)
+    results = cx.emit_scf_for(node.name, cx.builder.index(0), last, inputs, body)
     values = [r.value for r in results]
     return values if isinstance(x, (list, tuple)) else values[0]
 
 
 def insert_along(
-    v: IRVisitor, dest: TypedValue, item: TypedValue, dim: int, index: str, name: str
+    cx: RuleContext, dest: TypedValue, item: TypedValue, dim: int, index: str, name: str
 ) -> TypedValue:
     """dest with `item` (size 1 along dim) written at `index`."""
-    item_value = v.coerce(item.value, mlir_type(torch.ops.aten.narrow.default(dest.val, dim, 0, 1)))
-    offsets = [index if d == dim else "0" for d in range(dest.val.dim())]
+    item_value = cx.coerce(
+        item.value, mlir_type(torch.ops.aten.narrow.default(dest.meta, dim, 0, 1))
+    )
+    offsets = [index if d == dim else "0" for d in range(dest.meta.dim())]
     sizes = [
-        "1" if d == dim else (s if s != "?" else v.tensor_dim(dest.value, d))
+        "1" if d == dim else (s if s != "?" else cx.tensor_dim(dest.value, d))
         for d, s in enumerate(tensor_dims(item_value.type))
     ]
-    ssa = v.builder.fresh(name)
-    strides = ", ".join("1" for _ in offsets)
-    v.builder.emit(
-        f"{ssa} = tensor.insert_slice {item_value.ssa} into {dest.value.ssa}[{', '.join(offsets)}] [{', '.join(sizes)}] [{strides}] : {item_value.type} into {dest.value.type}"
+    ssa = cx.builder.fresh(name)
+    where = slice_operands(offsets, sizes, ["1"] * len(offsets))
+    cx.builder.insert_slice(
+        ssa, item_value.ssa, item_value.type, dest.value.ssa, dest.value.type, where
     )
-    return TypedValue(Value(ssa, dest.value.type), dest.val)
+    return TypedValue(Value(ssa, dest.value.type), dest.meta)
 
 
 @lowers(_gelu_tanh_approx._gelu_erf)
-def gelu(v: IRVisitor, node: fx.Node) -> Value:
+def gelu(cx: RuleContext) -> Value:
     """torch.aten.gelu, computed in f32 for f16/bf16 inputs as Helion does."""
-    x = v.typed(node.args[0])
-    wide = v.convert(x, accumulate_dtype(x.val.dtype), f"{node.name}_in")
-    y = v.torch_call(f"{node.name}_f32", torch.ops.aten.gelu.default, wide)
-    return v.convert(y, x.val.dtype, node.name).value
+    node = cx.node
+    x = cx.typed(node.args[0])
+    wide = cx.convert(x, accumulate_dtype(x.meta.dtype), f"{node.name}_in")
+    y = cx.torch_call(f"{node.name}_f32", torch.ops.aten.gelu.default, wide)
+    return cx.convert(y, x.meta.dtype, node.name).value
 
 
 @lowers(_gelu_tanh_approx._gelu_tanh_approx)
-def gelu_tanh(v: IRVisitor, node: fx.Node) -> Value:
+def gelu_tanh(cx: RuleContext) -> Value:
     """0.5 * x * (1 + tanh(kappa * (x + cubic * x^3))) in torch ops, in f32 for f16/bf16:
     Helion's formula; torch-mlir's tanh-approximate gelu differs from eager by ~5e-5."""
+    node = cx.node
     aten, name = torch.ops.aten, node.name
-    x = v.typed(node.args[0])
-    wide = v.convert(x, accumulate_dtype(x.val.dtype), f"{name}_in")
-    cube = v.torch_call(
+    x = cx.typed(node.args[0])
+    wide = cx.convert(x, accumulate_dtype(x.meta.dtype), f"{name}_in")
+    cube = cx.torch_call(
         f"{name}_cube",
         aten.mul.Tensor,
-        v.torch_call(f"{name}_square", aten.mul.Tensor, wide, wide),
+        cx.torch_call(f"{name}_square", aten.mul.Tensor, wide, wide),
         wide,
     )
-    inner = v.torch_call(
+    inner = cx.torch_call(
         f"{name}_inner",
         aten.add.Tensor,
         wide,
-        v.torch_call(
+        cx.torch_call(
             f"{name}_cubic", aten.mul.Scalar, cube, _gelu_tanh_approx.GELU_TANH_APPROX_CUBIC
         ),
     )
-    tanh = v.torch_call(
+    tanh = cx.torch_call(
         f"{name}_tanh",
         aten.tanh.default,
-        v.torch_call(
+        cx.torch_call(
             f"{name}_scaled", aten.mul.Scalar, inner, _gelu_tanh_approx.GELU_TANH_APPROX_KAPPA
         ),
     )
-    half = v.torch_call(f"{name}_half", aten.mul.Scalar, wide, 0.5)
-    y = v.torch_call(
+    half = cx.torch_call(f"{name}_half", aten.mul.Scalar, wide, 0.5)
+    y = cx.torch_call(
         f"{name}_f32",
         aten.mul.Tensor,
         half,
-        v.torch_call(f"{name}_one_plus", aten.add.Scalar, tanh, 1.0),
+        cx.torch_call(f"{name}_one_plus", aten.add.Scalar, tanh, 1.0),
     )
-    return v.convert(y, x.val.dtype, name).value
+    return cx.convert(y, x.meta.dtype, name).value
 
 
 @lowers(view_ops.split)
-def split(v: IRVisitor, node: fx.Node) -> list[Value]:
+def split(cx: RuleContext) -> list[Value]:
     """Two torch.aten.select.int along the last dim (of size 2)."""
-    x = v.typed(node.args[0])
+    node = cx.node
+    x = cx.typed(node.args[0])
     return [
-        v.torch_call(f"{node.name}_{i}", torch.ops.aten.select.int, x, -1, i).value
+        cx.torch_call(f"{node.name}_{i}", torch.ops.aten.select.int, x, -1, i).value
         for i in range(2)
     ]
 
 
 @lowers(view_ops.join)
-def join(v: IRVisitor, node: fx.Node) -> Value:
+def join(cx: RuleContext) -> Value:
     """torch.aten.stack of the two halves along a new last dim, each broadcast to the
     result's other dims first (`hl.join(x[tile], scalar)`)."""
-    shape = list(v.val(node).shape[:-1])
-    halves = [v.typed(a) for a in node.args[:2]]
+    node = cx.node
+    shape = list(cx.meta(node).shape[:-1])
+    halves = [cx.typed(a) for a in node.args[:2]]
     halves = [
         h
-        if list(h.val.shape) == shape
-        else v.torch_call(f"{node.name}_half{i}", torch.ops.aten.expand.default, h, shape)
+        if list(h.meta.shape) == shape
+        else cx.torch_call(f"{node.name}_half{i}", torch.ops.aten.expand.default, h, shape)
         for i, h in enumerate(halves)
     ]
-    return v.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value
+    return cx.torch_call(node.name, torch.ops.aten.stack.default, halves, -1).value
 
 
 # Python's shift operators on tensors, as the ATen ops torch-mlir lowers.
@@ -283,8 +291,9 @@ SHIFTS = {
 
 
 @lowers(*SHIFTS)
-def shift(v: IRVisitor, node: fx.Node) -> Value:
+def shift(cx: RuleContext) -> Value:
     """`x << y` and `x >> y` of two tensors: bitwise_left/right_shift (torch-mlir has no
     lowering for `__lshift__.Tensor`)."""
-    x, y = (v.typed(a) for a in node.args[:2])
-    return v.torch_call(node.name, SHIFTS[node.target], x, y).value
+    node = cx.node
+    x, y = (cx.typed(a) for a in node.args[:2])
+    return cx.torch_call(node.name, SHIFTS[node.target], x, y).value

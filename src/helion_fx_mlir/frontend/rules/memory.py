@@ -7,9 +7,9 @@ of the same slice; grids containing them are sequential (graph_analysis.is_paral
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from helion.language import atomic_ops, memory_ops
@@ -17,7 +17,15 @@ from torch import fx
 
 from helion_fx_mlir.errors import HelionMLIRError, LoweringError
 from helion_fx_mlir.frontend.dispatch import lowers
-from helion_fx_mlir.frontend.emitter import format_tensor_type, torch_dtype_to_mlir_element_type
+from helion_fx_mlir.frontend.emitter import (
+    GenericOp,
+    format_tensor_type,
+    identity_map,
+    insert_slice_op,
+    slice_operands,
+    torch_dtype_to_mlir_element_type,
+)
+from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.rules.tensors import (
     emit_full,
     expand_dims,
@@ -37,9 +45,6 @@ from helion_fx_mlir.frontend.values import (
     mlir_type,
     tensor_dims,
 )
-
-if TYPE_CHECKING:
-    from helion_fx_mlir.frontend.visitor import IRVisitor
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class Access:
 
 
 def access(
-    v: IRVisitor,
+    cx: RuleContext,
     node: fx.Node,
     index: Sequence[Any],
     sym_val: Any,
@@ -76,31 +81,33 @@ def access(
 ) -> Access:
     """Resolve `index` for a value whose symbolic meta is `sym_val` (block-size dims),
     of `dtype` (default: the meta's)."""
-    name = host_ref(v, node)
-    shape = v.ctx.tensor_arg(name).shape
+    name = host_ref(cx, node)
+    shape = cx.tensor_arg(name).shape
     entries = [e for e in index if e is not None]
     if len(entries) > len(shape):
         raise LoweringError(node, f"index {list(index)} has more entries than the tensor has dims")
     entries += [slice(None)] * (len(shape) - len(entries))
-    owners = _dim_owners(v, index, len(shape))
+    owners = _dim_owners(cx, index, len(shape))
     kept_sizes = iter(
         [size for owner, size in zip(owners, sym_val.shape, strict=True) if owner is not None]
     )
-    parts, broadcast, broadcast_sizes = [], [], []
+    parts: list[Slice] = []
+    broadcast: list[int] = []
+    broadcast_sizes: list[str | int] = []
     for dim, entry in enumerate(entries):
-        if _broadcasts(v, entry, shape[dim]):
+        if _broadcasts(cx, entry, shape[dim]):
             next(kept_sizes)
-            if v.tile_of(entry).width != 1:  # a one-lane tile needs only element 0
+            if cx.tile(entry).width != 1:  # a one-lane tile needs only element 0
                 broadcast.append(sum(p.keep for p in parts))
-                broadcast_sizes.append(v.tile_of(entry).size)
+                broadcast_sizes.append(cx.tile(entry).size)
             parts.append(Slice(0, 1, True))
             continue
-        part = _slice(v, node, entry, shape[dim])
-        parts.append(_rolled_chunk(v, entry, part, next(kept_sizes) if part.keep else None))
-    parts, guard = _guard_scalar_indices(v, parts, shape)
+        part = _slice(cx, node, entry, shape[dim])
+        parts.append(_rolled_chunk(cx, entry, part, next(kept_sizes) if part.keep else None))
+    parts, guard = _guard_scalar_indices(cx, parts, shape)
     elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
     result_type = (
-        f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(v.static_meta(sym_val))))}{elt}>"
+        f"tensor<{''.join(d + 'x' for d in tensor_dims(mlir_type(cx.static_meta(sym_val))))}{elt}>"
     )
     dims = [
         d for owner, d in zip(owners, tensor_dims(result_type), strict=True) if owner is not None
@@ -125,73 +132,73 @@ def access(
     )
 
 
-def _broadcasts(v: IRVisitor, entry: Any, size: Any) -> bool:
+def _broadcasts(cx: RuleContext, entry: Any, size: Any) -> bool:
     """Helion's rule: a tile indexing a tensor dim of size 1 reads index 0 in every lane
     (the dim broadcasts, as `bias[tile_m, tile_n]` over a [1, n] bias)."""
     return (
         isinstance(size, int)
         and size == 1
         and not isinstance(entry, slice)
-        and v.tile_of(entry) is not None
+        and cx.tile_of(entry) is not None
     )
 
 
-def _rolled_chunk(v: IRVisitor, entry: Any, part: Slice, size: Any) -> Slice:
+def _rolled_chunk(cx: RuleContext, entry: Any, part: Slice, size: Any) -> Slice:
     """A slice along a rolled reduction dim (output size `size`) covers the loop's current
     chunk of the sliced range, not all of it."""
-    tile = v.looped_tile(size) if isinstance(entry, slice) else None
+    tile = cx.looped_tile(size) if isinstance(entry, slice) else None
     if tile is None:
         return part
     step = (
-        tile.offset
+        cx.as_index(tile.offset)
         if part.stride == 1
-        else v.emit_index_op(
-            "arith.muli", v.as_index(tile.offset), v.builder.index(part.stride), "chunk_step"
+        else cx.builder.index_op(
+            "arith.muli", cx.as_index(tile.offset), cx.builder.index(part.stride), "chunk_step"
         )
     )
     start = (
         step
         if part.offset == 0
-        else v.emit_index_op("arith.addi", v.as_index(part.offset), step, "chunk_start")
+        else cx.builder.index_op("arith.addi", cx.as_index(part.offset), step, "chunk_start")
     )
     return Slice(start, tile.size, True, part.stride)
 
 
 def _guard_scalar_indices(
-    v: IRVisitor, parts: list[Slice], shape: Sequence[Any]
+    cx: RuleContext, parts: list[Slice], shape: Sequence[Any]
 ) -> tuple[list[Slice], str | None]:
     """A scalar index computed on the device (a tile id, a grid index, an expression) can
     lie outside the tensor when the host allocated less than the device assumes: then the
     access touches nothing. Its offset is clamped to 0 and the kept sizes become 0 (loads
     read padding); `guard` says whether every such index is in range."""
-    b = v.builder
+    b = cx.builder
     checks = []
     for part, extent in zip(parts, shape):
         if not part.keep and isinstance(part.offset, str):
             ok = b.fresh("index_in_tensor")
-            b.emit(f"{ok} = arith.cmpi ult, {part.offset}, {v.index_value(extent)} : index")
+            b.emit(f"{ok} = arith.cmpi ult, {part.offset}, {cx.index_value(extent)} : index")
             checks.append(ok)
     if not checks:
         return parts, None
     guard = checks[0]
     for ok in checks[1:]:
-        guard = v.emit_scalar_op("arith.andi", guard, ok, "i1", "indices_in_tensor")
+        guard = cx.builder.binary("arith.andi", guard, ok, "i1", "indices_in_tensor")
     zero = b.index(0)
     guarded = []
     for part in parts:
         if not part.keep and isinstance(part.offset, str):
-            part = Slice(_select(v, guard, part.offset, zero), 1, False)
+            part = Slice(_select(cx, guard, part.offset, zero), 1, False)
         elif part.keep:
             part = Slice(
-                part.offset, _select(v, guard, v.as_index(part.size), zero), True, part.stride
+                part.offset, _select(cx, guard, cx.as_index(part.size), zero), True, part.stride
             )
         guarded.append(part)
     return guarded, guard
 
 
-def _select(v: IRVisitor, cond: str, yes: str, no: str) -> str:
-    ssa = v.builder.fresh("guarded")
-    v.builder.emit(f"{ssa} = arith.select {cond}, {yes}, {no} : index")
+def _select(cx: RuleContext, cond: str, yes: str, no: str) -> str:
+    ssa = cx.builder.fresh("guarded")
+    cx.builder.emit(f"{ssa} = arith.select {cond}, {yes}, {no} : index")
     return ssa
 
 
@@ -199,7 +206,7 @@ def _is_tensor_index(entry: Any) -> bool:
     return isinstance(entry, fx.Node) and isinstance(entry.meta.get("val"), torch.Tensor)
 
 
-def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
+def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if isinstance(idx, slice):
         if idx.step not in (None, 1):
             return _strided(node, idx, extent)
@@ -213,19 +220,21 @@ def _slice(v: IRVisitor, node: fx.Node, idx: Any, extent: Any) -> Slice:
         start = 0 if idx.start is None else idx.start
         stop = extent if idx.stop is None else idx.stop
         start, stop = (
-            _from_end(v, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop)
+            _from_end(cx, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop)
         )
-        begin = v.index_value(start)
+        begin = cx.index_value(start)
         return Slice(
-            begin, v.emit_index_op("arith.subi", v.index_value(stop), begin, "slice_size"), True
+            begin,
+            cx.builder.index_op("arith.subi", cx.index_value(stop), begin, "slice_size"),
+            True,
         )
     if isinstance(idx, int):
-        return Slice(_from_end(v, idx, extent) if idx < 0 else idx, 1, False)
-    tile = v.tile_of(idx)
+        return Slice(_from_end(cx, idx, extent) if idx < 0 else idx, 1, False)
+    tile = cx.tile_of(idx)
     if tile is not None:
-        return in_tensor(v, tile, extent)
+        return in_tensor(cx, tile, extent)
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
-        return Slice(v.index_value(idx), 1, False)
+        return Slice(cx.index_value(idx), 1, False)
     raise LoweringError(node, f"index element {idx!r} is not supported")
 
 
@@ -243,31 +252,35 @@ def _strided(node: fx.Node, idx: slice, extent: Any) -> Slice:
     return Slice(picked.start if picked else 0, len(picked), True, idx.step)
 
 
-def _from_end(v: IRVisitor, idx: int, extent: Any) -> Any:
+def _from_end(cx: RuleContext, idx: int, extent: Any) -> Any:
     """A negative index counts from the end of the dim, as in Python (`x[-1]`)."""
     if isinstance(extent, int):
         return extent + idx
-    return v.emit_index_op("arith.addi", v.index_value(extent), v.builder.index(idx), "from_end")
+    return cx.builder.index_op(
+        "arith.addi", cx.index_value(extent), cx.builder.index(idx), "from_end"
+    )
 
 
-def in_tensor(v: IRVisitor, tile: Tile, extent: Any) -> Slice:
+def in_tensor(cx: RuleContext, tile: Tile, extent: Any) -> Slice:
     """The slice of the tile's in-range lanes that lie inside a tensor dim of `extent`: a
     tile may run past the tensor it indexes (a loop over a longer extent, masked by an
     extra_mask), and the slice must not, neither its size nor its offset. No clamp when
     the loop's end is known not to pass the dim."""
     if isinstance(tile.end, int) and isinstance(extent, int) and tile.end <= extent:
         return Slice(tile.offset, tile.size, True)
-    dim = v.index_value(extent)
+    dim = cx.index_value(extent)
     if tile.end == dim:
         return Slice(tile.offset, tile.size, True)
-    offset = v.emit_index_op("arith.minsi", v.as_index(tile.offset), dim, "offset_in_tensor")
-    left = v.emit_index_op("arith.subi", dim, offset, "left")
+    offset = cx.builder.index_op("arith.minsi", cx.as_index(tile.offset), dim, "offset_in_tensor")
+    left = cx.builder.index_op("arith.subi", dim, offset, "left")
     return Slice(
-        offset, v.emit_index_op("arith.minsi", v.as_index(tile.size), left, "size_in_tensor"), True
+        offset,
+        cx.builder.index_op("arith.minsi", cx.as_index(tile.size), left, "size_in_tensor"),
+        True,
     )
 
 
-def slice_syntax(v: IRVisitor, parts: Sequence[Slice], value_type: str) -> str:
+def slice_syntax(cx: RuleContext, parts: Sequence[Slice], value_type: str) -> str:
     """'[offsets] [sizes] [strides]': a size is literal where the value's dim is static."""
     dims = iter(tensor_dims(value_type))
     sizes = []
@@ -276,15 +289,12 @@ def slice_syntax(v: IRVisitor, parts: Sequence[Slice], value_type: str) -> str:
         if dim != "?":
             sizes.append(dim)
         else:
-            sizes.append(s.size if isinstance(s.size, str) else v.builder.index(s.size))
-    offsets = [str(s.offset) for s in parts]
-    return (
-        f"[{', '.join(offsets)}] [{', '.join(sizes)}] [{', '.join(str(s.stride) for s in parts)}]"
-    )
+            sizes.append(s.size if isinstance(s.size, str) else cx.builder.index(s.size))
+    return slice_operands([s.offset for s in parts], sizes, [s.stride for s in parts])
 
 
-def host_ref(v: IRVisitor, node: fx.Node) -> str:
-    ref = v.node_values.get(node.args[0])
+def host_ref(cx: RuleContext, node: fx.Node) -> str:
+    ref = cx.bound(node.args[0])
     if not isinstance(ref, HostTensorRef):
         raise LoweringError(node, "the tensor is not a host tensor")
     return ref.name
@@ -296,7 +306,7 @@ def is_gather(index: Sequence[Any]) -> bool:
 
 
 def index_tensors(
-    v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any
+    cx: RuleContext, node: fx.Node, index: Sequence[Any], sym_val: Any
 ) -> list[tuple[TypedValue, TypedValue | None]]:
     """One int64 index tensor per tensor dim, shaped to broadcast into its own output dims:
     Helion's pointer-arithmetic indexing (a tile is begin + arange(size), an int is 0-d).
@@ -304,10 +314,10 @@ def index_tensors(
     its block-sized dim is padded with index 0 (see `on_lanes`). Beside each, the lanes a
     slice or tile really has (None for tensor and scalar indices): its block-sized dim may
     be wider than the slice (`x[idx, :]` over 3 columns is 4 lanes wide)."""
-    result_val = v.static_meta(sym_val)
-    shape = v.ctx.tensor_arg(host_ref(v, node)).shape
+    result_val = cx.static_meta(sym_val)
+    shape = cx.tensor_arg(host_ref(cx, node)).shape
     entries = _entries(index, len(shape))
-    owners = _dim_owners(v, index, len(shape))
+    owners = _dim_owners(cx, index, len(shape))
     out_sizes = [
         size for owner, size in zip(owners, result_val.shape, strict=True) if owner is not None
     ]
@@ -318,7 +328,7 @@ def index_tensors(
         d for d, owner in enumerate(owners) if owner is not None
     ]  # each index dim's result dim
     bounded = {
-        bound.dim for bound in v.masked_dims(sym_val)
+        bound.dim for bound in cx.masked_dims(sym_val)
     }  # dims whose padding tile_lanes turns off
     rank, pos, tensors = len(out_sizes), 0, []
     owned = tensor_index_dims(entries)
@@ -328,28 +338,28 @@ def index_tensors(
     for dim, entry in enumerate(entries):
         real = None
         if _is_tensor_index(entry):
-            t = v.convert(v.typed(entry), torch.int64, f"{node.name}_idx{dim}")
+            t = cx.convert(cx.typed(entry), torch.int64, f"{node.name}_idx{dim}")
             if broadcast:  # right-aligned into the dims the first tensor index opened
                 group_start = pos if group_start is None else group_start
-                for _ in range(group - t.val.dim()):
-                    t = v.torch_call(
+                for _ in range(group - t.meta.dim()):
+                    t = cx.torch_call(
                         f"{node.name}_idx{dim}_u", torch.ops.aten.unsqueeze.default, t, 0
                     )
                 at, k, advance = group_start, group, owned[entry]
             else:
-                if t.val.dim() > 1:  # [n, 1] gives one dim: as [n]
-                    t = v.torch_call(
+                if t.meta.dim() > 1:  # [n, 1] gives one dim: as [n]
+                    t = cx.torch_call(
                         f"{node.name}_idx{dim}_flat", torch.ops.aten.reshape.default, t, [-1]
                     )
-                at, k, advance = pos, t.val.dim(), t.val.dim()
+                at, k, advance = pos, t.meta.dim(), t.meta.dim()
         else:
-            part = _slice(v, node, entry, shape[dim])
+            part = _slice(cx, node, entry, shape[dim])
             if part.keep:
-                part = _rolled_chunk(v, entry, part, sym_sizes[pos])
-            begin = part.offset if isinstance(part.offset, str) else v.builder.index(part.offset)
+                part = _rolled_chunk(cx, entry, part, sym_sizes[pos])
+            begin = part.offset if isinstance(part.offset, str) else cx.builder.index(part.offset)
             if part.keep:
                 t = arange(
-                    v,
+                    cx,
                     f"{node.name}_idx{dim}",
                     begin,
                     part.size,
@@ -357,47 +367,47 @@ def index_tensors(
                     result_val,
                     part.stride,
                 )
-                if places[pos] not in bounded and _wider_than(v, entry, part, out_sizes[pos]):
-                    real = _before_end(v, f"{node.name}_idx{dim}", t, begin, part)
+                if places[pos] not in bounded and _wider_than(cx, entry, part, out_sizes[pos]):
+                    real = _before_end(cx, f"{node.name}_idx{dim}", t, begin, part)
             else:
-                t = _scalar_index(v, f"{node.name}_idx{dim}", begin, result_val)
-            at, k, advance = pos, t.val.dim(), t.val.dim()
-        t = _to_rank(v, f"{node.name}_idx{dim}", t, at, rank - at - k)
+                t = _scalar_index(cx, f"{node.name}_idx{dim}", begin, result_val)
+            at, k, advance = pos, t.meta.dim(), t.meta.dim()
+        t = _to_rank(cx, f"{node.name}_idx{dim}", t, at, rank - at - k)
         if real is not None:
-            real = _to_rank(v, f"{node.name}_idx{dim}_real", real, at, rank - at - k)
+            real = _to_rank(cx, f"{node.name}_idx{dim}_real", real, at, rank - at - k)
         tensors.append((t, real))
         pos += advance
     return tensors
 
 
-def _to_rank(v: IRVisitor, name: str, t: TypedValue, before: int, after: int) -> TypedValue:
+def _to_rank(cx: RuleContext, name: str, t: TypedValue, before: int, after: int) -> TypedValue:
     """`t` with `before` unit dims in front and `after` behind (its place in the result)."""
     for _ in range(before):
-        t = v.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, 0)
+        t = cx.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, 0)
     for _ in range(after):
-        t = v.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, -1)
+        t = cx.torch_call(f"{name}_u", torch.ops.aten.unsqueeze.default, t, -1)
     return t
 
 
-def _wider_than(v: IRVisitor, entry: Any, part: Slice, out_size: Any) -> bool:
+def _wider_than(cx: RuleContext, entry: Any, part: Slice, out_size: Any) -> bool:
     """Whether the block-sized dim may hold lanes past the slice: a slice shorter than its
     block, or a tile cut at the tensor's end (a tile's own padding is `tile_lanes`')."""
     if part.size == out_size:
         return False
-    tile = None if isinstance(entry, slice) else v.tile_of(entry)
+    tile = None if isinstance(entry, slice) else cx.tile_of(entry)
     return tile is None or part.size != tile.size
 
 
-def _before_end(v: IRVisitor, name: str, t: TypedValue, begin: str, part: Slice) -> TypedValue:
+def _before_end(cx: RuleContext, name: str, t: TypedValue, begin: str, part: Slice) -> TypedValue:
     """The lanes of a slice's index tensor `t` (begin + i * stride) with i < its size."""
     span = (
-        v.builder.index(part.size * part.stride)
+        cx.builder.index(part.size * part.stride)
         if isinstance(part.size, int)
-        else v.emit_index_op("arith.muli", part.size, v.builder.index(part.stride), "span")
+        else cx.builder.index_op("arith.muli", part.size, cx.builder.index(part.stride), "span")
     )
-    end = v.emit_index_op("arith.addi", begin, span, "slice_end")
-    return v.torch_call(
-        f"{name}_real", torch.ops.aten.lt.Tensor, t, _scalar_index(v, f"{name}_end", end, t.val)
+    end = cx.builder.index_op("arith.addi", begin, span, "slice_end")
+    return cx.torch_call(
+        f"{name}_real", torch.ops.aten.lt.Tensor, t, _scalar_index(cx, f"{name}_end", end, t.meta)
     )
 
 
@@ -411,14 +421,14 @@ def _padding(t: TypedValue, sizes: Sequence[Any]) -> list[int]:
     """constant_pad_nd's pads that widen an index tensor to the block-sized dims `sizes`
     (`hl.arange(0, 3)` indexing a dim whose block is 4); all 0 when none is shorter."""
     pads: list[int] = []
-    for have, want in zip(reversed(t.val.shape), reversed(sizes)):
+    for have, want in zip(reversed(t.meta.shape), reversed(sizes)):
         short = isinstance(have, int) and isinstance(want, int) and 1 < have < want
         pads += [0, want - have if short else 0]
     return pads
 
 
 def on_lanes(
-    v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, *, clamp: bool
+    cx: RuleContext, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, *, clamp: bool
 ) -> tuple[list[TypedValue], TypedValue | None]:
     """The index tensors, padded to the block-sized dims, and the lanes that exist: inside
     every tile's extent and every index tensor's own length (None: all of them).
@@ -427,78 +437,78 @@ def on_lanes(
     a load (`clamp`) reads the nearest element (the index clamped to [0, size - 1]); a
     store's lane is off. Lanes past a slice or the tensor's end are off. Either way the
     access stays inside the buffer."""
-    indices = index_tensors(v, node, index, sym_val)
-    lanes = tile_lanes(v, f"{name}_lanes", sym_val)
-    rank = len(v.ctx.tensor_arg(host_ref(v, node)).shape)
+    indices = index_tensors(cx, node, index, sym_val)
+    lanes = tile_lanes(cx, f"{name}_lanes", sym_val)
+    rank = len(cx.tensor_arg(host_ref(cx, node)).shape)
     sizes = [
         size
         for owner, size in zip(
-            _dim_owners(v, index, rank), v.static_meta(sym_val).shape, strict=True
+            _dim_owners(cx, index, rank), cx.static_meta(sym_val).shape, strict=True
         )
         if owner is not None
     ]
     padded = []
     for dim, (entry, (t, real)) in enumerate(zip(_entries(index, rank), indices, strict=True)):
         if real is not None:
-            lanes = _both(v, name, lanes, real)
+            lanes = _both(cx, name, lanes, real)
         pads = _padding(t, sizes)
         if any(pads):
-            ones = v.torch_call(
+            ones = cx.torch_call(
                 f"{name}_real", torch.ops.aten.ones_like.default, t, dtype=torch.bool
             )
-            real = v.torch_call(
+            real = cx.torch_call(
                 f"{name}_real", torch.ops.aten.constant_pad_nd.default, ones, pads, 0
             )
-            lanes = _both(v, name, lanes, real)
-            t = v.torch_call(f"{name}_padded", torch.ops.aten.constant_pad_nd.default, t, pads, 0)
+            lanes = _both(cx, name, lanes, real)
+            t = cx.torch_call(f"{name}_padded", torch.ops.aten.constant_pad_nd.default, t, pads, 0)
         if _is_tensor_index(entry):
-            extent = v.tensor_dim(whole(v, node).value, dim)
+            extent = cx.tensor_dim(whole(cx, node).value, dim)
             if clamp:
-                t = _clamped(v, f"{node.name}_idx{dim}", t, extent)
+                t = _clamped(cx, f"{node.name}_idx{dim}", t, extent)
             else:
-                lanes = _both(v, name, lanes, _inside(v, f"{node.name}_idx{dim}", t, extent))
+                lanes = _both(cx, name, lanes, _inside(cx, f"{node.name}_idx{dim}", t, extent))
         padded.append(t)
     if (
-        lanes is not None and list(lanes.val.shape) != sizes
+        lanes is not None and list(lanes.meta.shape) != sizes
     ):  # per-index lanes broadcast over the others
-        lanes = v.torch_call(f"{name}_every", torch.ops.aten.expand.default, lanes, sizes)
+        lanes = cx.torch_call(f"{name}_every", torch.ops.aten.expand.default, lanes, sizes)
     return padded, lanes
 
 
-def _both(v: IRVisitor, name: str, lanes: TypedValue | None, more: TypedValue) -> TypedValue:
+def _both(cx: RuleContext, name: str, lanes: TypedValue | None, more: TypedValue) -> TypedValue:
     return (
         more
         if lanes is None
-        else v.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, more)
+        else cx.torch_call(f"{name}_on", torch.ops.aten.logical_and.default, lanes, more)
     )
 
 
-def _clamped(v: IRVisitor, name: str, t: TypedValue, extent: str) -> TypedValue:
+def _clamped(cx: RuleContext, name: str, t: TypedValue, extent: str) -> TypedValue:
     """The index clamped to [0, extent - 1] (a Tensor bound: the extent may be dynamic)."""
-    last = v.builder.fresh(f"{name}_last")
-    v.builder.emit(f"{last} = arith.subi {extent}, {v.builder.index(1)} : index")
-    low = v.torch_call(f"{name}_low", torch.ops.aten.clamp_min.default, t, 0)
-    return v.torch_call(
+    last = cx.builder.fresh(f"{name}_last")
+    cx.builder.emit(f"{last} = arith.subi {extent}, {cx.builder.index(1)} : index")
+    low = cx.torch_call(f"{name}_low", torch.ops.aten.clamp_min.default, t, 0)
+    return cx.torch_call(
         f"{name}_clamped",
         torch.ops.aten.minimum.default,
         low,
-        _scalar_index(v, f"{name}_last", last, t.val),
+        _scalar_index(cx, f"{name}_last", last, t.meta),
     )
 
 
-def _inside(v: IRVisitor, name: str, t: TypedValue, extent: str) -> TypedValue:
+def _inside(cx: RuleContext, name: str, t: TypedValue, extent: str) -> TypedValue:
     """The lanes whose index lies in [0, extent)."""
-    low = v.torch_call(f"{name}_low", torch.ops.aten.ge.Scalar, t, 0)
-    high = v.torch_call(
+    low = cx.torch_call(f"{name}_low", torch.ops.aten.ge.Scalar, t, 0)
+    high = cx.torch_call(
         f"{name}_high",
         torch.ops.aten.lt.Tensor,
         t,
-        _scalar_index(v, f"{name}_extent", extent, t.val),
+        _scalar_index(cx, f"{name}_extent", extent, t.meta),
     )
-    return v.torch_call(f"{name}_inside", torch.ops.aten.logical_and.default, low, high)
+    return cx.torch_call(f"{name}_inside", torch.ops.aten.logical_and.default, low, high)
 
 
-def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
+def _dim_owners(cx: RuleContext, index: Sequence[Any], rank: int) -> list[Any]:
     """The index entry each result dim comes from: None adds one, a tensor its rank,
     a tile or slice one, an int or scalar none (missing trailing entries are slices)."""
     padded = [*index, *[slice(None)] * (rank - len([e for e in index if e is not None]))]
@@ -507,7 +517,7 @@ def _dim_owners(v: IRVisitor, index: Sequence[Any], rank: int) -> list[Any]:
     for entry in padded:
         if _is_tensor_index(entry):
             owners += [entry] * owned[entry]
-        elif entry is None or isinstance(entry, slice) or v.tile_of(entry) is not None:
+        elif entry is None or isinstance(entry, slice) or cx.tile_of(entry) is not None:
             owners.append(entry)
     return owners
 
@@ -538,38 +548,38 @@ def _reshaped_on_store(value: Any, target: Any) -> bool:
     )
 
 
-def operand_like(v: IRVisitor, arg: Any, sym_val: Any, name: str) -> TypedValue:
+def operand_like(cx: RuleContext, arg: Any, sym_val: Any, name: str) -> TypedValue:
     """A node's value, or a Python number as a tensor of `sym_val`'s shape and dtype."""
     if isinstance(arg, fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor):
-        return v.typed(arg)
+        return cx.typed(arg)
     if isinstance(arg, fx.Node) and isinstance(
         arg.meta.get("val"), torch.SymInt
     ):  # `tile.block_size`
-        static = v.static_meta(sym_val)
+        static = cx.static_meta(sym_val)
         return TypedValue(
-            _fill_with_index(v, f"{name}_value", v.index_value(arg), mlir_type(static)), static
+            _fill_with_index(cx, f"{name}_value", cx.index_value(arg), mlir_type(static)), static
         )
     if not isinstance(arg, (bool, int, float)):
         raise HelionMLIRError(f"a value of type {type(arg).__name__} cannot be stored")
-    static = v.static_meta(sym_val)
+    static = cx.static_meta(sym_val)
     return TypedValue(
-        emit_full(v, f"{name}_value", list(sym_val.shape), arg, sym_val.dtype, mlir_type(static)),
+        emit_full(cx, f"{name}_value", list(sym_val.shape), arg, sym_val.dtype, mlir_type(static)),
         static,
     )
 
 
-def _fill_with_index(v: IRVisitor, name: str, index: str, ty: str) -> Value:
+def _fill_with_index(cx: RuleContext, name: str, index: str, ty: str) -> Value:
     """A static tensor of type `ty` filled with an index value converted to its elements."""
-    b, elt = v.builder, element_type(ty)
+    b, elt = cx.builder, element_type(ty)
     scalar, empty, ssa = b.fresh(f"{name}_elt"), b.fresh(f"{name}_empty"), b.fresh(name)
     for line in index_to_element(index, elt, scalar):
         b.emit(line)
-    b.emit(f"{empty} = tensor.empty() : {ty}")
+    b.empty(empty, [], ty)
     b.emit(f"{ssa} = linalg.fill ins({scalar} : {elt}) outs({empty} : {ty}) -> {ty}")
     return Value(ssa, ty)
 
 
-def subscript_meta(v: IRVisitor, node: fx.Node, index: Sequence[Any], dtype: torch.dtype) -> Any:
+def subscript_meta(cx: RuleContext, node: fx.Node, index: Sequence[Any], dtype: torch.dtype) -> Any:
     """The symbolic meta of `host[index]`: what a Python number stored there broadcasts to."""
     host = node.args[0].meta["val"]
     entries = [*index, *[slice(None)] * (host.dim() - len([e for e in index if e is not None]))]
@@ -583,7 +593,7 @@ def subscript_meta(v: IRVisitor, node: fx.Node, index: Sequence[Any], dtype: tor
             sizes += list(entry.meta["val"].shape)
         elif isinstance(entry, slice):
             sizes.append(_slice_length(node, host.shape[dim], entry))
-        elif v.tile_of(entry) is not None:
+        elif cx.tile_of(entry) is not None:
             sizes.append(entry.meta["val"] if isinstance(entry, fx.Node) else entry)
         dim += 1
     return fake_empty(host, sizes, dtype)
@@ -606,76 +616,78 @@ def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) ->
 
 
 def arange(
-    v: IRVisitor, name: str, begin: str, size: Any, out_size: Any, like: Any, stride: int = 1
+    cx: RuleContext, name: str, begin: str, size: Any, out_size: Any, like: Any, stride: int = 1
 ) -> TypedValue:
     """tensor.generate of begin + i * stride as i64 (`out_size` is the meta's size, maybe
     symbolic)."""
-    size = size if isinstance(size, str) else v.builder.index(size)
+    size = size if isinstance(size, str) else cx.builder.index(size)
     meta = fake_empty(like, [out_size])
     ty = mlir_type(meta)
     ssa, i, pos = (
-        v.builder.fresh(name),
-        v.builder.fresh(f"{name}_i"),
-        v.builder.fresh(f"{name}_pos"),
+        cx.builder.fresh(name),
+        cx.builder.fresh(f"{name}_i"),
+        cx.builder.fresh(f"{name}_pos"),
     )
-    cast = v.builder.fresh(f"{name}_elt")
-    dyn = size if tensor_dims(ty)[0] == "?" else ""
-    step, scaled = i, ""
+    cast = cx.builder.fresh(f"{name}_elt")
+    dyn = [size] if tensor_dims(ty)[0] == "?" else []
+    step, body = i, []
     if stride != 1:
-        step = v.builder.fresh(f"{name}_step")
-        scaled = f"  {step} = arith.muli {i}, {v.builder.index(stride)} : index\n"
-    v.builder.emit(
-        f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{scaled}  {pos} = arith.addi {begin}, {step} : index\n"
-        f"  {cast} = arith.index_cast {pos} : index to i64\n  tensor.yield {cast} : i64\n}} : {ty}"
-    )
+        step = cx.builder.fresh(f"{name}_step")
+        body.append(f"{step} = arith.muli {i}, {cx.builder.index(stride)} : index")
+    body += [
+        f"{pos} = arith.addi {begin}, {step} : index",
+        f"{cast} = arith.index_cast {pos} : index to i64",
+        f"tensor.yield {cast} : i64",
+    ]
+    cx.builder.generate(ssa, dyn, [i], body, ty)
     return TypedValue(Value(ssa, ty), meta)
 
 
-def _scalar_index(v: IRVisitor, name: str, index: str, like: Any) -> TypedValue:
-    as_i64, ssa = v.builder.fresh(f"{name}_i64"), v.builder.fresh(name)
-    v.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
-    v.builder.emit(f"{ssa} = tensor.from_elements {as_i64} : tensor<i64>")
+def _scalar_index(cx: RuleContext, name: str, index: str, like: Any) -> TypedValue:
+    as_i64, ssa = cx.builder.fresh(f"{name}_i64"), cx.builder.fresh(name)
+    cx.builder.emit(f"{as_i64} = arith.index_cast {index} : index to i64")
+    cx.builder.emit(f"{ssa} = tensor.from_elements {as_i64} : tensor<i64>")
     return TypedValue(Value(ssa, "tensor<i64>"), fake_empty(like, []))
 
 
-def whole(v: IRVisitor, node: fx.Node) -> TypedValue:
+def whole(cx: RuleContext, node: fx.Node) -> TypedValue:
     """The host tensor's current value with its meta (for gather/scatter)."""
-    return TypedValue(v.tensor_state[host_ref(v, node)], node.args[0].meta["val"])
+    return TypedValue(cx.host_tensor(host_ref(cx, node)), node.args[0].meta["val"])
 
 
 def gather(
-    v: IRVisitor, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, mask: Any = None
+    cx: RuleContext, node: fx.Node, index: Sequence[Any], sym_val: Any, name: str, mask: Any = None
 ) -> Value:
     """torch.aten.index.Tensor with one broadcast index tensor per dim. Lanes that are
     tile padding or that an extra_mask turns off read element 0 instead of an index that
     may be out of bounds, and give 0. An index outside the tensor reads the nearest
     element, or 0 under an extra_mask (as reference mode's `load` does)."""
-    result_val = v.static_meta(sym_val)
-    indices, lanes = on_lanes(v, node, index, sym_val, name, clamp=mask is None)
+    result_val = cx.static_meta(sym_val)
+    indices, lanes = on_lanes(cx, node, index, sym_val, name, clamp=mask is None)
     if mask is not None:
         indices = [
-            v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices
+            cx.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, mask) for t in indices
         ]
     if lanes is not None:
         indices = [
-            v.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, lanes) for t in indices
+            cx.torch_call(f"{name}_safe", torch.ops.aten.mul.Tensor, t, lanes) for t in indices
         ]
-    got = v.torch_call(name, torch.ops.aten.index.Tensor, whole(v, node), indices)
+    got = cx.torch_call(name, torch.ops.aten.index.Tensor, whole(cx, node), indices)
     if lanes is not None:
-        zero = v.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, got)
-        got = v.torch_call(f"{name}_in_range", torch.ops.aten.where.self, lanes, got, zero)
+        zero = cx.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, got)
+        got = cx.torch_call(f"{name}_in_range", torch.ops.aten.where.self, lanes, got, zero)
     if None not in index:
-        return v.coerce(got.value, mlir_type(result_val))
-    owners = _dim_owners(v, index, len(v.ctx.tensor_arg(host_ref(v, node)).shape))
+        return cx.coerce(got.value, mlir_type(result_val))
+    owners = _dim_owners(cx, index, len(cx.tensor_arg(host_ref(cx, node)).shape))
     core = [d for owner, d in zip(owners, tensor_dims(mlir_type(result_val))) if owner is not None]
-    tile = v.coerce(
+    tile = cx.coerce(
         got.value, f"tensor<{''.join(d + 'x' for d in core)}{element_type(mlir_type(result_val))}>"
     )
-    return expand_dims(v, name, tile, owners, mlir_type(result_val))
+    return expand_dims(cx, name, tile, owners, mlir_type(result_val))
 
 
 def scatter(
-    v: IRVisitor,
+    cx: RuleContext,
     node: fx.Node,
     index: Sequence[Any],
     value: TypedValue,
@@ -688,52 +700,58 @@ def scatter(
     (or = value[p]). Sequential, so duplicate indices accumulate like atomics. Lanes that
     are tile padding, that an extra_mask turns off or whose index is outside the tensor
     write nothing."""
-    padded, lanes = on_lanes(v, node, index, sym_val, name, clamp=False)
+    padded, lanes = on_lanes(cx, node, index, sym_val, name, clamp=False)
     indices = [t.value for t in padded]
     if mask is not None:
-        extra = mask_lanes(v, name, mask, value)
-        lanes = _both(v, name, lanes, extra)
-    lanes = None if lanes is None else lanes.value
-    dest = v.tensor_state[host_ref(v, node)]
-    b = v.builder
-    dims = tensor_dims(value.value.type)
-    ivs: list[str] = []
-    current, results = dest.ssa, []
-    for d, size in enumerate(dims):
-        upper = v.tensor_dim(value.value, d) if size == "?" else b.index(int(size))
-        iv, carry, result = (
-            b.fresh(f"{name}_i{d}"),
-            b.fresh(f"{name}_dest"),
-            b.fresh(f"{name}_rows"),
-        )
-        b.emit(
-            f"{result} = scf.for {iv} = {b.index(0)} to {upper} step {b.index(1)} iter_args({carry} = {current}) -> ({dest.type}) {{"
-        )
-        v.enter_region()
-        ivs.append(iv)
-        results.append(result)
-        current = carry
-    if lanes is None:
-        updated = _scatter_element(v, name, value, indices, ivs, current, dest.type, combine)
-    else:  # the element (and the destination it would read) only for lanes that are on
+        extra = mask_lanes(cx, name, mask, value)
+        lanes = _both(cx, name, lanes, extra)
+    lane_mask = None if lanes is None else lanes.value
+    dest = cx.host_tensor(host_ref(cx, node))
+    b = cx.builder
+
+    def element(ivs: list[str], current: str) -> str:
+        if lane_mask is None:
+            return _scatter_element(cx, name, value, indices, ivs, current, dest.type, combine)
+        # the element (and the destination it would read) only for lanes that are on
         on, updated = b.fresh(f"{name}_on"), b.fresh(f"{name}_updated")
-        b.emit(f"{on} = tensor.extract {lanes.ssa}[{', '.join(ivs)}] : {lanes.type}")
+        b.emit(f"{on} = tensor.extract {lane_mask.ssa}[{', '.join(ivs)}] : {lane_mask.type}")
         b.emit(f"{updated} = scf.if {on} -> ({dest.type}) {{")
-        v.enter_region()
-        written = _scatter_element(v, name, value, indices, ivs, current, dest.type, combine)
-        b.emit(f"scf.yield {written} : {dest.type}")
-        v.exit_region()
+        with cx.region():
+            written = _scatter_element(cx, name, value, indices, ivs, current, dest.type, combine)
+            b.emit(f"scf.yield {written} : {dest.type}")
         b.emit(f"}} else {{\n  scf.yield {current} : {dest.type}\n}}")
-    for result in reversed(results):
-        b.emit(f"scf.yield {updated} : {dest.type}")
-        v.exit_region()
-        b.emit("}")
-        updated = result
-    v.tensor_state[host_ref(v, node)] = Value(updated, dest.type)
+        return updated
+
+    updated = _element_loops(cx, name, value.value, dest, element)
+    cx.set_host_tensors({host_ref(cx, node): Value(updated, dest.type)})
+
+
+def _element_loops(
+    cx: RuleContext,
+    name: str,
+    value: Value,
+    dest: Value,
+    body: Callable[[list[str], str], str],
+    ivs: Sequence[str] = (),
+) -> str:
+    """scf.for over each element of `value` (outer dims first) carrying `dest`; `body`
+    takes the ivs and the carried tensor and returns its update."""
+    dims = tensor_dims(value.type)
+    if len(ivs) == len(dims):
+        return body(list(ivs), dest.ssa)
+    b, d = cx.builder, len(ivs)
+    upper = cx.tensor_dim(value, d) if dims[d] == "?" else b.index(int(dims[d]))
+    iv, carry, result = b.fresh(f"{name}_i{d}"), b.fresh(f"{name}_dest"), b.fresh(f"{name}_rows")
+    b.open_for("scf", iv, upper, result, [(carry, dest.ssa, dest.type)])
+    with cx.region():
+        updated = _element_loops(cx, name, value, Value(carry, dest.type), body, [*ivs, iv])
+        b.loop_yield("scf", [(updated, dest.type)])
+    b.emit("}")
+    return result
 
 
 def _scatter_element(
-    v: IRVisitor,
+    cx: RuleContext,
     name: str,
     value: TypedValue,
     indices: list[Value],
@@ -743,8 +761,8 @@ def _scatter_element(
     combine: Any,
 ) -> str:
     """dest with value[ivs] written (or combined) at the coordinates the index tensors give."""
-    b = v.builder
-    coords = [_element_index(v, t, ivs, name) for t in indices]
+    b = cx.builder
+    coords = [_element_index(cx, t, ivs, name) for t in indices]
     elt = element_type(dest_type)
     item = b.fresh(f"{name}_item")
     b.emit(f"{item} = tensor.extract {value.value.ssa}[{', '.join(ivs)}] : {value.value.type}")
@@ -758,14 +776,14 @@ def _scatter_element(
     return updated
 
 
-def _element_index(v: IRVisitor, index: Value, ivs: list[str], name: str) -> str:
+def _element_index(cx: RuleContext, index: Value, ivs: list[str], name: str) -> str:
     """The destination coordinate at this element: broadcast (size-1) dims read 0."""
     coords = [
-        v.builder.index(0) if size == "1" else iv for size, iv in zip(tensor_dims(index.type), ivs)
+        cx.builder.index(0) if size == "1" else iv for size, iv in zip(tensor_dims(index.type), ivs)
     ]
-    raw, ssa = v.builder.fresh(f"{name}_at"), v.builder.fresh(f"{name}_coord")
-    v.builder.emit(f"{raw} = tensor.extract {index.ssa}[{', '.join(coords)}] : {index.type}")
-    v.builder.emit(f"{ssa} = arith.index_cast {raw} : i64 to index")
+    raw, ssa = cx.builder.fresh(f"{name}_at"), cx.builder.fresh(f"{name}_coord")
+    cx.builder.emit(f"{raw} = tensor.extract {index.ssa}[{', '.join(coords)}] : {index.type}")
+    cx.builder.emit(f"{ssa} = arith.index_cast {raw} : i64 to index")
     return ssa
 
 
@@ -788,31 +806,30 @@ def _element_op(combine: Any, elt: str) -> str:
     return op
 
 
-def read(v: IRVisitor, acc: Access, name: str) -> Value:
+def read(cx: RuleContext, acc: Access, name: str) -> Value:
     """extract_slice of the in-range lanes of the tensor's current value, tensor.pad with
     0 to the tile's block shape, then unit dims for None entries."""
-    source = v.tensor_state[acc.name]
+    source = cx.host_tensor(acc.name)
     plain = acc.tile_type == acc.result_type and not acc.padded
-    ssa = v.builder.fresh(name if plain else f"{name}_valid" if acc.padded else f"{name}_tile")
+    ssa = cx.builder.fresh(name if plain else f"{name}_valid" if acc.padded else f"{name}_tile")
     if is_empty(source.type):
-        _empty_slice(v, ssa, acc)
+        _empty_slice(cx, ssa, acc)
     else:
-        v.builder.emit(
-            f"{ssa} = tensor.extract_slice {source.ssa}{slice_syntax(v, acc.parts, acc.valid_type)} : {source.type} to {acc.valid_type}"
-        )
+        where = slice_syntax(cx, acc.parts, acc.valid_type)
+        cx.builder.extract_slice(ssa, source.ssa, source.type, where, acc.valid_type)
     tile = Value(ssa, acc.valid_type)
     tile_name = name if acc.tile_type == acc.result_type else f"{name}_tile"
     if acc.broadcast:
-        tile = _broadcast_lanes(v, tile_name, tile, [p.size for p in acc.parts if p.keep], acc)
+        tile = _broadcast_lanes(cx, tile_name, tile, [p.size for p in acc.parts if p.keep], acc)
     elif acc.padded:
-        tile = pad(v, tile_name, tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
+        tile = pad(cx, tile_name, tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
     if acc.tile_type == acc.result_type:
         return tile
-    return expand_dims(v, name, tile, acc.owners, acc.result_type)
+    return expand_dims(cx, name, tile, acc.owners, acc.result_type)
 
 
 def _broadcast_lanes(
-    v: IRVisitor, name: str, value: Value, sizes: Sequence[Any], acc: Access
+    cx: RuleContext, name: str, value: Value, sizes: Sequence[Any], acc: Access
 ) -> Value:
     """The slice padded to the tile shape with its broadcast dims kept at 1, then every
     lane of those dims reads element 0."""
@@ -824,8 +841,8 @@ def _broadcast_lanes(
         element_type(acc.tile_type),
     )
     if value.type != unit:
-        value = pad(v, f"{name}_unit", value, sizes, unit)
-    value = broadcast_value(v, name, value, acc.tile_type)
+        value = pad(cx, f"{name}_unit", value, sizes, unit)
+    value = broadcast_value(cx, name, value, acc.tile_type)
     bounds = [
         LaneBound(d, size)
         for d, size in zip(acc.broadcast, acc.broadcast_sizes)
@@ -836,21 +853,23 @@ def _broadcast_lanes(
     meta = torch.empty(
         [], dtype=acc.dtype, device="meta"
     )  # select_lanes reads the dtype of its fill
-    return select_lanes(v, f"{name}_in_range", TypedValue(value, meta), bounds, 0)
+    return select_lanes(cx, f"{name}_in_range", TypedValue(value, meta), bounds, 0)
 
 
-def broadcast_value(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
+def broadcast_value(cx: RuleContext, name: str, value: Value, ty: str) -> Value:
     """`value` as static type `ty` by torch's rule (dims aligned at the end, unit dims
     repeated); a value of higher rank whose extra leading dims are 1 drops them."""
     src, out = tensor_dims(value.type), tensor_dims(ty)
     if "?" in src or "?" in out:
         raise HelionMLIRError(f"broadcasting {value.type} to {ty} needs static shapes here")
     if len(src) > len(out):
-        value = drop_unit_dims(v, f"{name}_drop", value, list(range(len(src) - len(out), len(src))))
+        value = drop_unit_dims(
+            cx, f"{name}_drop", value, list(range(len(src) - len(out), len(src)))
+        )
         src = tensor_dims(value.type)
     if src == out:
-        return v.coerce(value, ty)
-    b, elt = v.builder, element_type(ty)
+        return cx.coerce(value, ty)
+    b, elt = cx.builder, element_type(ty)
     ds = [f"d{d}" for d in range(len(out))]
     lead = len(out) - len(src)
     source = ", ".join(
@@ -862,14 +881,11 @@ def broadcast_value(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
         b.fresh(f"{name}_in"),
         b.fresh(f"{name}_out"),
     )
-    iterators = ", ".join('"parallel"' for _ in ds)
-    b.emit(f"{empty} = tensor.empty() : {ty}")
-    b.emit(
-        f"{ssa} = linalg.generic {{indexing_maps = [affine_map<({', '.join(ds)}) -> ({source})>, "
-        f"affine_map<({', '.join(ds)}) -> ({', '.join(ds)})>], iterator_types = [{iterators}]}} "
-        f"ins({value.ssa} : {value.type}) outs({empty} : {ty}) {{\n^bb0({lane}: {elt}, {last}: {elt}):\n"
-        f"  linalg.yield {lane} : {elt}\n}} -> {ty}"
-    )
+    b.empty(empty, [], ty)
+    maps = (f"affine_map<({', '.join(ds)}) -> ({source})>", identity_map(len(ds)))
+    args = ((lane, elt), (last, elt))
+    body = (f"linalg.yield {lane} : {elt}",)
+    b.generic(ssa, GenericOp(len(ds), maps, value.ssa, value.type, empty, ty, args, body))
     return Value(ssa, ty)
 
 
@@ -879,63 +895,64 @@ def is_empty(ty: str) -> bool:
     return "0" in tensor_dims(ty)
 
 
-def _empty_slice(v: IRVisitor, ssa: str, acc: Access) -> None:
+def _empty_slice(cx: RuleContext, ssa: str, acc: Access) -> None:
     """The in-range lanes of an empty tensor: tensor.empty of the slice's sizes (one is 0)."""
     dims = iter(tensor_dims(acc.valid_type))
     sizes = [next(dims) if p.keep else "1" for p in acc.parts]
-    dynamic = [v.as_index(p.size) for p, size in zip(acc.parts, sizes) if p.keep and size == "?"]
-    v.builder.emit(f"{ssa} = tensor.empty({', '.join(dynamic)}) : {acc.valid_type}")
+    dynamic = [cx.as_index(p.size) for p, size in zip(acc.parts, sizes) if p.keep and size == "?"]
+    cx.builder.empty(ssa, dynamic, acc.valid_type)
 
 
-def write(v: IRVisitor, acc: Access, value: Value, name: str) -> None:
+def write(cx: RuleContext, acc: Access, value: Value, name: str) -> None:
     """Store the in-range lanes of a tile-shaped value (no newaxis dims) into the
     tensor's current value."""
-    dest = v.tensor_state[acc.name]
+    dest = cx.host_tensor(acc.name)
     if is_empty(dest.type):
         return
     if len(tensor_dims(value.type)) == len(acc.owners) != len(tensor_dims(acc.tile_type)):
-        # shaped like its subscript (`x[None, t] = y` gives [1, t]): stores write the tensor's own dims
+        # shaped like its subscript (`x[None, t] = y` gives [1, t]): stores write the
+        # tensor's own dims
         value = drop_unit_dims(
-            v, f"{name}_tile", value, [d for d, owner in enumerate(acc.owners) if owner is not None]
+            cx,
+            f"{name}_tile",
+            value,
+            [d for d, owner in enumerate(acc.owners) if owner is not None],
         )
-    value = v.coerce(value, acc.tile_type)
+    value = cx.coerce(value, acc.tile_type)
     if acc.padded:
-        valid = v.builder.fresh(f"{name}_valid")
+        valid = cx.builder.fresh(f"{name}_valid")
         zeros = [0] * len(tensor_dims(acc.tile_type))
         part = slice_syntax(
-            v,
+            cx,
             [Slice(z, p.size, True) for z, p in zip(zeros, [p for p in acc.parts if p.keep])],
             acc.valid_type,
         )
-        v.builder.emit(
-            f"{valid} = tensor.extract_slice {value.ssa}{part} : {value.type} to {acc.valid_type}"
-        )
+        cx.builder.extract_slice(valid, value.ssa, value.type, part, acc.valid_type)
         value = Value(valid, acc.valid_type)
     parts = acc.parts
     if acc.guard is not None and not any(p.keep for p in parts):
-        value, parts = _guarded_element(v, name, value, parts, acc.guard)
+        value, parts = _guarded_element(cx, name, value, parts, acc.guard)
     elif tensor_dims(value.type) and not all(p.keep for p in parts):
         # full rank: MLIR's folding of rank-reducing inserts can mis-map the dropped dims
         dims = iter(tensor_dims(value.type))
-        full = f"tensor<{''.join((next(dims) if p.keep else '1') + 'x' for p in parts)}{element_type(value.type)}>"
+        full_dims = "".join((next(dims) if p.keep else "1") + "x" for p in parts)
+        full = f"tensor<{full_dims}{element_type(value.type)}>"
         value = expand_dims(
-            v, f"{name}_full", value, [slice(None) if p.keep else None for p in parts], full
+            cx, f"{name}_full", value, [slice(None) if p.keep else None for p in parts], full
         )
         parts = [Slice(p.offset, p.size if p.keep else 1, True, p.stride) for p in parts]
-    where = slice_syntax(v, parts, value.type)
-    if v.parallel_stores is not None:
-        v.parallel_stores.append(
-            f"tensor.parallel_insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}"
-        )
+    where = slice_syntax(cx, parts, value.type)
+    parallel = "tensor.parallel_insert_slice"
+    if cx.add_parallel_insert(
+        insert_slice_op(parallel, value.ssa, value.type, dest.ssa, dest.type, where)
+    ):
         return
-    ssa = v.builder.fresh(name)
-    v.builder.emit(
-        f"{ssa} = tensor.insert_slice {value.ssa} into {dest.ssa}{where} : {value.type} into {dest.type}"
-    )
-    v.tensor_state[acc.name] = Value(ssa, dest.type)
+    ssa = cx.builder.fresh(name)
+    cx.builder.insert_slice(ssa, value.ssa, value.type, dest.ssa, dest.type, where)
+    cx.set_host_tensors({acc.name: Value(ssa, dest.type)})
 
 
-def drop_unit_dims(v: IRVisitor, name: str, value: Value, kept: Sequence[int]) -> Value:
+def drop_unit_dims(cx: RuleContext, name: str, value: Value, kept: Sequence[int]) -> Value:
     """tensor.collapse_shape keeping the dims `kept`; the others (unit dims) join a neighbour."""
     dims = tensor_dims(value.type)
     groups: list[list[int]] = []
@@ -950,37 +967,39 @@ def drop_unit_dims(v: IRVisitor, name: str, value: Value, kept: Sequence[int]) -
     reassociation = (
         ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) if kept else ""
     )
-    ssa = v.builder.fresh(name)
-    v.builder.emit(
+    ssa = cx.builder.fresh(name)
+    cx.builder.emit(
         f"{ssa} = tensor.collapse_shape {value.ssa} [{reassociation}] : {value.type} into {ty}"
     )
     return Value(ssa, ty)
 
 
 def _guarded_element(
-    v: IRVisitor, name: str, value: Value, parts: list[Slice], guard: str
+    cx: RuleContext, name: str, value: Value, parts: list[Slice], guard: str
 ) -> tuple[Value, list[Slice]]:
     """A store of one element as a full-rank slice whose first size is 1 when `guard`
     holds, else 0 (an index outside the tensor writes nothing)."""
-    b = v.builder
+    b = cx.builder
     rank, elt = len(parts), element_type(value.type)
     ones = f"tensor<{'1x' * rank}{elt}>"
     if tensor_dims(value.type):
-        value = v.coerce(value, f"tensor<{'1x' * len(tensor_dims(value.type))}{elt}>")
+        value = cx.coerce(value, f"tensor<{'1x' * len(tensor_dims(value.type))}{elt}>")
         flat = b.fresh(f"{name}_scalar")
         b.emit(f"{flat} = tensor.collapse_shape {value.ssa} [] : {value.type} into tensor<{elt}>")
         value = Value(flat, f"tensor<{elt}>")
     full = b.fresh(f"{name}_full")
+    unit_shape = ", ".join("1" for _ in parts)
     b.emit(
-        f"{full} = tensor.expand_shape {value.ssa} [] output_shape [{', '.join('1' for _ in parts)}] : {value.type} into {ones}"
+        f"{full} = tensor.expand_shape {value.ssa} [] output_shape [{unit_shape}] "
+        f": {value.type} into {ones}"
     )
-    count = _select(v, guard, b.index(1), b.index(0))
+    count = _select(cx, guard, b.index(1), b.index(0))
     piece_type = f"tensor<?x{'1x' * (rank - 1)}{elt}>"
     piece = b.fresh(f"{name}_piece")
-    sizes = ", ".join([count, *("1" for _ in parts[1:])])
-    b.emit(
-        f"{piece} = tensor.extract_slice {full}[{', '.join('0' for _ in parts)}] [{sizes}] [{', '.join('1' for _ in parts)}] : {ones} to {piece_type}"
+    where = slice_operands(
+        ["0"] * len(parts), [count, *("1" for _ in parts[1:])], ["1"] * len(parts)
     )
+    b.extract_slice(piece, full, ones, where, piece_type)
     return Value(piece, piece_type), [
         Slice(parts[0].offset, count, True),
         *(Slice(p.offset, 1, True) for p in parts[1:]),
@@ -988,103 +1007,103 @@ def _guarded_element(
 
 
 def masked(
-    v: IRVisitor, name: str, mask: Any, value: TypedValue, other: TypedValue | None = None
+    cx: RuleContext, name: str, mask: Any, value: TypedValue, other: TypedValue | None = None
 ) -> TypedValue:
     """where(mask, value, other): lanes an extra_mask turns off keep `other` (default 0)."""
     if mask is None:
         return value
     if other is None:
-        other = v.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, value)
-    return v.torch_call(f"{name}_masked", torch.ops.aten.where.self, mask, value, other)
+        other = cx.torch_call(f"{name}_zero", torch.ops.aten.zeros_like.default, value)
+    return cx.torch_call(f"{name}_masked", torch.ops.aten.where.self, mask, value, other)
 
 
-def mask_lanes(v: IRVisitor, name: str, mask: fx.Node, value: TypedValue) -> TypedValue:
+def mask_lanes(cx: RuleContext, name: str, mask: fx.Node, value: TypedValue) -> TypedValue:
     """The extra_mask broadcast to the value's shape (one i1 per scattered element)."""
-    every = v.torch_call(f"{name}_every", torch.ops.aten.ones_like.default, value, dtype=torch.bool)
-    return v.torch_call(f"{name}_lanes", torch.ops.aten.logical_and.default, v.typed(mask), every)
+    every = cx.torch_call(
+        f"{name}_every", torch.ops.aten.ones_like.default, value, dtype=torch.bool
+    )
+    return cx.torch_call(f"{name}_lanes", torch.ops.aten.logical_and.default, cx.typed(mask), every)
 
 
-def tile_lanes(v: IRVisitor, name: str, sym_val: Any) -> TypedValue | None:
+def tile_lanes(cx: RuleContext, name: str, sym_val: Any) -> TypedValue | None:
     """An i1 tensor of the value's block shape, true on the lanes inside every tile's
     extent (and every jagged row); None when no dim can hold padding."""
-    bounds = v.masked_dims(sym_val)
+    bounds = cx.masked_dims(sym_val)
     if not bounds:
         return None
-    like = v.static_meta(sym_val)
+    like = cx.static_meta(sym_val)
     meta = fake_empty(like, list(like.shape), torch.bool)
     ty = mlir_type(meta)
-    b = v.builder
+    b = cx.builder
     lanes = [b.fresh(f"{name}_i{d}") for d in range(meta.dim())]
-    dynamic = [v.index_value(size) for size, d in zip(sym_val.shape, tensor_dims(ty)) if d == "?"]
+    dynamic = [cx.index_value(size) for size, d in zip(sym_val.shape, tensor_dims(ty)) if d == "?"]
     body: list[str] = []
-    keep = lane_condition(v, name, bounds, lanes, body)
+    keep = lane_condition(cx, name, bounds, lanes, body)
     ssa = b.fresh(name)
-    inner = "".join(f"  {line}\n" for line in body)
-    b.emit(
-        f"{ssa} = tensor.generate {', '.join(dynamic)} {{\n^bb0({', '.join(f'{i}: index' for i in lanes)}):\n"
-        f"{inner}  tensor.yield {keep} : i1\n}} : {ty}"
-    )
+    b.generate(ssa, dynamic, lanes, [*body, f"tensor.yield {keep} : i1"], ty)
     return TypedValue(Value(ssa, ty), meta)
 
 
 @lowers(memory_ops.load)
-def load(v: IRVisitor, node: fx.Node) -> Value:
+def load(cx: RuleContext) -> Value:
     """tensor.extract_slice of the tensor's current value (expand_shape for None)."""
+    node = cx.node
     target, index, mask = node.args[0], node.args[1], node.args[2]
-    if isinstance(v.node_values.get(target), Value):
-        return _index_value(v, node, target, index)
+    if isinstance(cx.bound(target), Value):
+        return _index_value(cx, node, target, index)
     if is_gather(index):
-        value = gather(v, node, index, node.meta["val"], node.name, mask)
+        value = gather(cx, node, index, node.meta["val"], node.name, mask)
     else:
-        value = read(v, access(v, node, index, node.meta["val"]), node.name)
-        rows = [bound for bound in v.masked_dims(node.meta["val"]) if bound.parent is not None]
+        value = read(cx, access(cx, node, index, node.meta["val"]), node.name)
+        rows = [bound for bound in cx.masked_dims(node.meta["val"]) if bound.parent is not None]
         if rows:  # lanes past a jagged row's end read 0, as padding does
-            value = select_lanes(v, f"{node.name}_rows", TypedValue(value, v.val(node)), rows, 0)
+            value = select_lanes(cx, f"{node.name}_rows", TypedValue(value, cx.meta(node)), rows, 0)
     if mask is None:
         return value
-    return masked(v, node.name, mask, TypedValue(value, v.val(node))).value
+    return masked(cx, node.name, mask, TypedValue(value, cx.meta(node))).value
 
 
-def _index_value(v: IRVisitor, node: fx.Node, target: fx.Node, index: Sequence[Any]) -> Value:
+def _index_value(cx: RuleContext, node: fx.Node, target: fx.Node, index: Sequence[Any]) -> Value:
     """Indexing a device value (tile.index[None, :]) only inserts unit dims."""
     if any(i is not None and i != slice(None) for i in index):
         raise LoweringError(node, f"indexing a device tensor with {list(index)} is not supported")
-    return expand_dims(v, node.name, v.value(target), index, mlir_type(v.val(node)))
+    return expand_dims(cx, node.name, cx.value(target), index, mlir_type(cx.meta(node)))
 
 
 @lowers(memory_ops.store)
-def store(v: IRVisitor, node: fx.Node) -> None:
+def store(cx: RuleContext) -> None:
     """tensor.parallel_insert_slice in scf.forall, else tensor.insert_slice. A Python number
     (`out[tile] = 1.0`) is stored as a tile filled with it."""
+    node = cx.node
     index, value_node, mask = node.args[1], node.args[2], node.args[3]
-    name = host_ref(v, node)
-    dtype = v.ctx.tensor_arg(name).dtype
+    name = host_ref(cx, node)
+    dtype = cx.tensor_arg(name).dtype
     sym_val = value_node.meta.get("val") if isinstance(value_node, fx.Node) else None
     if not isinstance(sym_val, torch.Tensor):
-        sym_val = subscript_meta(v, node, index, dtype)
-    value = v.convert(operand_like(v, value_node, sym_val, node.name), dtype, node.name)
+        sym_val = subscript_meta(cx, node, index, dtype)
+    value = cx.convert(operand_like(cx, value_node, sym_val, node.name), dtype, node.name)
     if not is_gather(index) and _reshaped_on_store(
-        sym_val, target := subscript_meta(v, node, index, dtype)
+        sym_val, target := subscript_meta(cx, node, index, dtype)
     ):
-        static = v.static_meta(target)
+        static = cx.static_meta(target)
         value = TypedValue(
-            broadcast_value(v, f"{node.name}_bcast", value.value, mlir_type(static)), static
+            broadcast_value(cx, f"{node.name}_bcast", value.value, mlir_type(static)), static
         )
         sym_val = target
     if is_gather(index):
-        scatter(v, node, index, value, sym_val, None, node.name, mask)
+        scatter(cx, node, index, value, sym_val, None, node.name, mask)
         return
-    acc = access(v, node, index, sym_val, dtype)
-    rows = any(bound.parent is not None for bound in v.masked_dims(sym_val))
+    acc = access(cx, node, index, sym_val, dtype)
+    rows = any(bound.parent is not None for bound in cx.masked_dims(sym_val))
     if mask is not None or rows:  # lanes off, or past a jagged row's end, keep what was there
-        old = TypedValue(read(v, acc, f"{node.name}_old"), value.val)
+        old = TypedValue(read(cx, acc, f"{node.name}_old"), value.meta)
         if mask is not None:
-            value = masked(v, node.name, mask, value, old)
+            value = masked(cx, node.name, mask, value, old)
         if rows:
             value = masked(
-                v, f"{node.name}_rows", tile_lanes(v, f"{node.name}_lanes", sym_val), value, old
+                cx, f"{node.name}_rows", tile_lanes(cx, f"{node.name}_lanes", sym_val), value, old
             )
-    write(v, acc, value.value, node.name)
+    write(cx, acc, value.value, node.name)
     return
 
 
@@ -1101,46 +1120,48 @@ ATOMIC_COMBINES: dict[Any, Any] = {
 
 
 @lowers(*ATOMIC_COMBINES)
-def atomic_rmw(v: IRVisitor, node: fx.Node) -> Value:
+def atomic_rmw(cx: RuleContext) -> Value:
     """Read-modify-write: extract_slice, torch combine op, insert_slice; returns the old value."""
+    node = cx.node
     index, value_node = node.args[1], node.args[2]
     if is_gather(index):
-        return _atomic_scatter(v, node)
-    acc = access(v, node, index, node.meta["val"])
-    old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
-    new = v.convert(
-        operand_like(v, value_node, node.meta["val"], node.name), old.val.dtype, node.name
+        return _atomic_scatter(cx, node)
+    acc = access(cx, node, index, node.meta["val"])
+    old = TypedValue(read(cx, acc, f"{node.name}_old"), cx.meta(node))
+    new = cx.convert(
+        operand_like(cx, value_node, node.meta["val"], node.name), old.meta.dtype, node.name
     )
     combine = ATOMIC_COMBINES[node.target]
     if combine is not None:
-        new = v.torch_call(f"{node.name}_new", combine, old, new)
-    write(v, acc, new.value, node.name)
+        new = cx.torch_call(f"{node.name}_new", combine, old, new)
+    write(cx, acc, new.value, node.name)
     return old.value
 
 
-def _atomic_scatter(v: IRVisitor, node: fx.Node) -> Value:
+def _atomic_scatter(cx: RuleContext, node: fx.Node) -> Value:
     """Tensor-indexed atomics: a sequential element loop, so duplicate indices combine."""
     index, value_node = node.args[1], node.args[2]
-    old = gather(v, node, index, node.meta["val"], f"{node.name}_old")
-    value = v.convert(
-        operand_like(v, value_node, node.meta["val"], node.name), node.meta["val"].dtype, node.name
+    old = gather(cx, node, index, node.meta["val"], f"{node.name}_old")
+    value = cx.convert(
+        operand_like(cx, value_node, node.meta["val"], node.name), node.meta["val"].dtype, node.name
     )
     combine = ATOMIC_COMBINES[node.target]
     if combine is None:
         raise LoweringError(node, "tensor-indexed atomic_xchg is not supported")
-    scatter(v, node, index, value, node.meta["val"], combine, node.name)
+    scatter(cx, node, index, value, node.meta["val"], combine, node.name)
     return old
 
 
 @lowers(atomic_ops.atomic_cas)
-def atomic_cas(v: IRVisitor, node: fx.Node) -> Value:
+def atomic_cas(cx: RuleContext) -> Value:
     """Read-modify-write: where(old == expected, value, old) (old value returned)."""
+    node = cx.node
     index, expected, value_node = node.args[1], node.args[2], node.args[3]
-    acc = access(v, node, index, node.meta["val"])
-    old = TypedValue(read(v, acc, f"{node.name}_old"), v.val(node))
-    expected_value = operand_like(v, expected, node.meta["val"], f"{node.name}_expected")
-    same = v.torch_call(f"{node.name}_eq", torch.ops.aten.eq.Tensor, old, expected_value)
-    value = operand_like(v, value_node, node.meta["val"], node.name)
-    new = v.torch_call(f"{node.name}_new", torch.ops.aten.where.self, same, value, old)
-    write(v, acc, new.value, node.name)
+    acc = access(cx, node, index, node.meta["val"])
+    old = TypedValue(read(cx, acc, f"{node.name}_old"), cx.meta(node))
+    expected_value = operand_like(cx, expected, node.meta["val"], f"{node.name}_expected")
+    same = cx.torch_call(f"{node.name}_eq", torch.ops.aten.eq.Tensor, old, expected_value)
+    value = operand_like(cx, value_node, node.meta["val"], node.name)
+    new = cx.torch_call(f"{node.name}_new", torch.ops.aten.where.self, same, value, old)
+    write(cx, acc, new.value, node.name)
     return old.value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from helion.language import _tracing_ops
@@ -11,11 +11,9 @@ from torch import fx
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.dispatch import lowers
+from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.symbols import python_mod
 from helion_fx_mlir.frontend.values import Value
-
-if TYPE_CHECKING:
-    from helion_fx_mlir.frontend.visitor import IRVisitor
 
 # operator -> (op on index, op on f64); comparisons give i1.
 ARITH: dict[Any, tuple[str, str]] = {
@@ -38,83 +36,89 @@ ARITH: dict[Any, tuple[str, str]] = {
 }
 
 
-def scalar(v: IRVisitor, arg: Any) -> Value:
+def scalar(cx: RuleContext, arg: Any) -> Value:
     """An index/f64/i1 SSA value for a Python number or a scalar node."""
-    b = v.builder
+    b = cx.builder
     if isinstance(arg, bool):
         return Value(b.constant("true" if arg else "false", "i1", "true" if arg else "false"), "i1")
     if isinstance(arg, int):
         return Value(b.index(arg), "index")
     if isinstance(arg, float):
         return Value(b.constant(repr(arg), "f64", "cst_f64"), "f64")
-    known = v.node_values.get(arg) if isinstance(arg, fx.Node) else None
+    known = cx.bound(arg) if isinstance(arg, fx.Node) else None
     if isinstance(known, Value) and known.type in ("index", "f64", "i1"):
         return known
     val = arg.meta["val"] if isinstance(arg, fx.Node) else arg
     if isinstance(val, torch.SymFloat):
-        return Value(v.scalar_float(val), "f64")
-    return Value(v.index_value(arg), "index")
+        return Value(cx.scalar_float(val), "f64")
+    return Value(cx.index_value(arg), "index")
 
 
-def as_f64(v: IRVisitor, value: Value) -> Value:
-    return value if value.type == "f64" else Value(v.index_as_f64(value.ssa), "f64")
+def as_f64(cx: RuleContext, value: Value) -> Value:
+    return value if value.type == "f64" else Value(cx.builder.index_as_f64(value.ssa), "f64")
 
 
 @lowers(*ARITH)
-def arith_op(v: IRVisitor, node: fx.Node) -> Value:
+def arith_op(cx: RuleContext) -> Value:
     """arith on index (SymInt), f64 (SymFloat) or a comparison to i1 (SymBool)."""
-    lhs, rhs = (scalar(v, a) for a in node.args)
+    node = cx.node
+    lhs, rhs = (scalar(cx, a) for a in node.args)
     int_op, float_op = ARITH[node.target]
     if lhs.type == rhs.type == "index" and int_op:
         op, ty = int_op, "index"
     else:
-        lhs, rhs, op, ty = as_f64(v, lhs), as_f64(v, rhs), float_op, "f64"
+        lhs, rhs, op, ty = as_f64(cx, lhs), as_f64(cx, rhs), float_op, "f64"
     if not op:
         raise HelionMLIRError(f"{node.target.__name__} on {lhs.type} is not supported")
     is_cmp = op.startswith(("arith.cmpi", "arith.cmpf"))
-    ssa = v.builder.fresh(node.name)
-    v.builder.emit(f"{ssa} = {op}{',' if is_cmp else ''} {lhs.ssa}, {rhs.ssa} : {ty}")
+    ssa = cx.builder.fresh(node.name)
+    cx.builder.emit(f"{ssa} = {op}{',' if is_cmp else ''} {lhs.ssa}, {rhs.ssa} : {ty}")
     result_ty = "i1" if is_cmp else ty
     return Value(ssa, result_ty)
 
 
 @lowers(operator.mod)
-def modulo(v: IRVisitor, node: fx.Node) -> Value:
+def modulo(cx: RuleContext) -> Value:
     """`a % b` on ints as Python means it: the result takes the sign of b (-7 % 3 == 2,
     where arith.remsi gives -1)."""
-    lhs, rhs = (scalar(v, a) for a in node.args)
+    node = cx.node
+    lhs, rhs = (scalar(cx, a) for a in node.args)
     if lhs.type != "index" or rhs.type != "index":
         raise HelionMLIRError("% of floats on the device is not supported")
-    return Value(python_mod(v, lhs.ssa, rhs.ssa), "index")
+    return Value(python_mod(cx.builder, lhs.ssa, rhs.ssa), "index")
 
 
 @lowers(torch.sym_float)
-def sym_float(v: IRVisitor, node: fx.Node) -> Value:
+def sym_float(cx: RuleContext) -> Value:
     """arith.sitofp of the integer to f64 (float(n) of a SymInt)."""
-    return as_f64(v, scalar(v, node.args[0]))
+    node = cx.node
+    return as_f64(cx, scalar(cx, node.args[0]))
 
 
 @lowers(_tracing_ops._and, _tracing_ops._or)
-def bool_op(v: IRVisitor, node: fx.Node) -> Value:
+def bool_op(cx: RuleContext) -> Value:
     """`a and b`, `a or b` on scalar predicates (SymBools, 0-d bool tensors): arith.andi/ori
     on i1, both sides evaluated (they have no side effects on the device)."""
-    lhs, rhs = (_predicate(v, a) for a in node.args)
+    node = cx.node
+    lhs, rhs = (_predicate(cx, a) for a in node.args)
     op = "arith.andi" if node.target is _tracing_ops._and else "arith.ori"
-    ssa = v.builder.fresh(node.name)
-    v.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : i1")
+    ssa = cx.builder.fresh(node.name)
+    cx.builder.emit(f"{ssa} = {op} {lhs}, {rhs} : i1")
     return Value(ssa, "i1")
 
 
 @lowers(_tracing_ops._not)
-def bool_not(v: IRVisitor, node: fx.Node) -> Value:
+def bool_not(cx: RuleContext) -> Value:
     """`not a` on a scalar predicate: arith.xori with true."""
-    ssa = v.builder.fresh(node.name)
-    v.builder.emit(
-        f"{ssa} = arith.xori {_predicate(v, node.args[0])}, {v.builder.constant('true', 'i1', 'true')} : i1"
+    node = cx.node
+    ssa = cx.builder.fresh(node.name)
+    operand = _predicate(cx, node.args[0])
+    cx.builder.emit(
+        f"{ssa} = arith.xori {operand}, {cx.builder.constant('true', 'i1', 'true')} : i1"
     )
     return Value(ssa, "i1")
 
 
-def _predicate(v: IRVisitor, arg: Any) -> str:
-    value = v.node_values.get(arg) if isinstance(arg, fx.Node) else arg
-    return v.predicate(value if isinstance(value, (Value, bool)) else scalar(v, arg))
+def _predicate(cx: RuleContext, arg: Any) -> str:
+    value = cx.bound(arg) if isinstance(arg, fx.Node) else arg
+    return cx.predicate(value if isinstance(value, (Value, bool)) else scalar(cx, arg))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from helion.language import _tracing_ops, creation_ops, random_ops, view_ops
@@ -12,8 +12,15 @@ from torch import fx
 
 from helion_fx_mlir.errors import LoweringError
 from helion_fx_mlir.frontend.dispatch import lowers
-from helion_fx_mlir.frontend.emitter import format_scalar, torch_dtype_to_mlir_element_type
+from helion_fx_mlir.frontend.emitter import (
+    GenericOp,
+    format_scalar,
+    identity_map,
+    torch_dtype_to_mlir_element_type,
+)
 from helion_fx_mlir.frontend.lowering_context import RNG_SEEDS
+from helion_fx_mlir.frontend.rolled_reductions import ROLLED_EXTRA_TARGETS
+from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.stripped_args import ORIGINAL_ARGS, restored_args
 from helion_fx_mlir.frontend.values import (
     HostTensorRef,
@@ -25,58 +32,57 @@ from helion_fx_mlir.frontend.values import (
     tensor_dims,
 )
 
-if TYPE_CHECKING:
-    from helion_fx_mlir.frontend.visitor import IRVisitor
-
 
 @lowers(_tracing_ops._host_tensor)
-def host_tensor(v: IRVisitor, node: fx.Node) -> HostTensorRef:
+def host_tensor(cx: RuleContext) -> HostTensorRef:
     """The func argument (the tensor's current SSA value at each load/store)."""
+    node = cx.node
     return HostTensorRef(node.args[0])
 
 
 @lowers(_tracing_ops._get_symnode, torch.ops.aten.sym_size.int)
-def symbolic(v: IRVisitor, node: fx.Node) -> None:
+def symbolic(cx: RuleContext) -> None:
     """Nothing at the node: resolved where used (tile size, extent, block size, scalar arg)."""
     return
 
 
 @lowers(_tracing_ops._inductor_lowering_extra)
-def lowering_extra(v: IRVisitor, node: fx.Node) -> Value | None:
+def lowering_extra(cx: RuleContext) -> Value | None:
     """torch.aten.sum.dim_IntList of the chunk when a rolled loop yields a reduction's
     partial (a mean's sum; a var's mean, then its squared deviations), else nothing.
 
     The extra buffer of a multi-buffer Inductor lowering; in a persistent reduction the op
     reading it gets its stripped operand back instead, so nothing is emitted."""
+    node = cx.node
     orig = node.meta.get("orig_node")
     leaves_loop = any(user.op == "output" for user in node.users)
     if not leaves_loop or orig is None or orig.target not in ROLLED_EXTRAS:
         return None
-    return ROLLED_EXTRAS[orig.target](v, node, orig)
+    return ROLLED_EXTRAS[orig.target](cx, node, orig)
 
 
-def _mean_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
+def _mean_partial(cx: RuleContext, node: fx.Node, orig: fx.Node) -> Value:
     """The chunk's sum; mean.dim divides the accumulated sum by the count."""
     keepdim = orig.args[2] if len(orig.args) > 2 else False
-    return v.torch_call(
-        node.name, torch.ops.aten.sum.dim_IntList, v.typed(node.args[0][0]), orig.args[1], keepdim
+    return cx.torch_call(
+        node.name, torch.ops.aten.sum.dim_IntList, cx.typed(node.args[0][0]), orig.args[1], keepdim
     ).value
 
 
-def _var_partial(v: IRVisitor, node: fx.Node, orig: fx.Node) -> Value:
+def _var_partial(cx: RuleContext, node: fx.Node, orig: fx.Node) -> Value:
     """Two passes: the chunk's share of the mean (its sum / count), then the chunk's sum of
     squared deviations from that mean; var.correction divides the latter by count - correction."""
     source, *mean = node.args[0]
-    x = v.typed(source)
-    dims = reduced_dims(orig, x.val.dim())
-    keepdim = node.meta["val"].dim() == x.val.dim()
+    x = cx.typed(source)
+    dims = reduced_dims(orig, x.meta.dim())
+    keepdim = node.meta["val"].dim() == x.meta.dim()
     if not mean:
-        total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-        return divide_by_count(v, node.name, total, reduced_count(v, orig), 0)
-    deviation = v.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, v.typed(mean[0]))
-    deviation = masked_to_zero(v, f"{node.name}_dev", deviation, source.meta["val"], dims)
-    square = v.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
-    return v.torch_call(node.name, torch.ops.aten.sum.dim_IntList, square, dims, keepdim).value
+        total = cx.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+        return divide_by_count(cx, node.name, total, reduced_count(cx, orig), 0)
+    deviation = cx.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, cx.typed(mean[0]))
+    deviation = masked_to_zero(cx, f"{node.name}_dev", deviation, source.meta["val"], dims)
+    square = cx.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
+    return cx.torch_call(node.name, torch.ops.aten.sum.dim_IntList, square, dims, keepdim).value
 
 
 # Reductions whose rolled form yields extra buffers of chunk partials (accumulated with add).
@@ -84,6 +90,7 @@ ROLLED_EXTRAS: dict[Any, Any] = {
     torch.ops.aten.mean.dim: _mean_partial,
     torch.ops.aten.var.correction: _var_partial,
 }
+assert ROLLED_EXTRAS.keys() == ROLLED_EXTRA_TARGETS
 
 
 def reduced_dims(node: fx.Node, rank: int) -> list[int]:
@@ -92,7 +99,7 @@ def reduced_dims(node: fx.Node, rank: int) -> list[int]:
     return list(range(rank)) if dims is None else [d % rank for d in dims]
 
 
-def reduced_count(v: IRVisitor, node: fx.Node) -> int | str:
+def reduced_count(cx: RuleContext, node: fx.Node) -> int | str:
     """How many elements a rolled mean/var reduces: the recorded input's extents over its
     dims, an int, or an index value when one is dynamic (static_shapes=False)."""
     recorded = node.meta.get(ORIGINAL_ARGS)
@@ -101,102 +108,109 @@ def reduced_count(v: IRVisitor, node: fx.Node) -> int | str:
             node, "the input of this reduction was stripped before helion_fx_mlir recorded it"
         )
     shape = recorded[0].meta["val"].shape
-    extents = [v.ctx.extent(shape[d]) for d in reduced_dims(node, len(shape))]
+    extents = [cx.extent(shape[d]) for d in reduced_dims(node, len(shape))]
     count: int | str = math.prod(e for e in extents if isinstance(e, int))
-    for extent in (v.index_value(e) for e in extents if not isinstance(e, int)):
+    for extent in (cx.index_value(e) for e in extents if not isinstance(e, int)):
         count = (
             extent
             if count == 1
-            else v.emit_index_op("arith.muli", v.as_index(count), extent, f"{node.name}_count")
+            else cx.builder.index_op("arith.muli", cx.as_index(count), extent, f"{node.name}_count")
         )
     return count
 
 
-def divide_by_count(v: IRVisitor, name: str, x: TypedValue, count: int | str, minus: int) -> Value:
+def divide_by_count(
+    cx: RuleContext, name: str, x: TypedValue, count: int | str, minus: int
+) -> Value:
     """x / max(count - minus, 0), for a count known statically or only at run time."""
     if isinstance(count, int):
-        return v.torch_call(name, torch.ops.aten.div.Scalar, x, float(max(count - minus, 0))).value
-    return v.torch_call(
-        name, torch.ops.aten.div.Tensor, x, count_tensor(v, f"{name}_n", count, minus, x)
+        return cx.torch_call(name, torch.ops.aten.div.Scalar, x, float(max(count - minus, 0))).value
+    return cx.torch_call(
+        name, torch.ops.aten.div.Tensor, x, count_tensor(cx, f"{name}_n", count, minus, x)
     ).value
 
 
-def _rolled_result(v: IRVisitor, node: fx.Node, slot: int) -> fx.Node | None:
+def _rolled_result(cx: RuleContext, node: fx.Node, slot: int) -> fx.Node | None:
     """The extra buffer a rolled reduction accumulated into `_extra_args[slot]`, if any."""
     extra = node.kwargs.get("_extra_args") or []
     if (
         node.args[0] is not None
         or len(extra) <= slot
-        or not isinstance(v.node_values.get(extra[slot]), Value)
+        or not isinstance(cx.bound(extra[slot]), Value)
     ):
         return None
     return extra[slot]
 
 
 @lowers(torch.ops.aten.mean.dim, torch.ops.aten.mean.default)
-def mean_dim(v: IRVisitor, node: fx.Node) -> Value:
+def mean_dim(cx: RuleContext) -> Value:
     """torch.aten.mean.dim; over padded tile dims, the sum of the in-range lanes / their
     count; after a rolled reduction, the accumulated sum / element count."""
-    total = _rolled_result(v, node, 0)
+    node = cx.node
+    total = _rolled_result(cx, node, 0)
     if total is not None:
-        return divide_by_count(v, node.name, v.typed(total), reduced_count(v, node), 0)
+        return divide_by_count(cx, node.name, cx.typed(total), reduced_count(cx, node), 0)
     args, _ = restored_args(node)  # persistent: the stripped input is restored
-    padded = _padded_reduction(v, node, args[0])
+    padded = _padded_reduction(cx, node, args[0])
     if padded is None:
-        return v.aten_compute(node)
+        return cx.aten_compute()
     x, dims, count = padded
     keepdim = len(args) > 2 and bool(args[2])
-    total = v.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-    return v.torch_call(
-        node.name, torch.ops.aten.div.Tensor, total, count_tensor(v, node.name, count, 0, total)
+    total = cx.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+    return cx.torch_call(
+        node.name, torch.ops.aten.div.Tensor, total, count_tensor(cx, node.name, count, 0, total)
     ).value
 
 
 @lowers(torch.ops.aten.var.correction)
-def var_correction(v: IRVisitor, node: fx.Node) -> Value:
+def var_correction(cx: RuleContext) -> Value:
     """torch.aten.var.correction; over padded tile dims, two passes over the in-range
     lanes; after a rolled reduction, the accumulated squared deviations / (count - correction)."""
+    node = cx.node
     correction = node.kwargs.get("correction")
     correction = 1 if correction is None else correction
-    squares = _rolled_result(v, node, 1)
+    squares = _rolled_result(cx, node, 1)
     if squares is not None:
-        return divide_by_count(v, node.name, v.typed(squares), reduced_count(v, node), correction)
+        return divide_by_count(
+            cx, node.name, cx.typed(squares), reduced_count(cx, node), correction
+        )
     args, kwargs = restored_args(node)  # persistent: the stripped input is restored
-    padded = _padded_reduction(v, node, args[0])
+    padded = _padded_reduction(cx, node, args[0])
     if padded is None:
-        return v.aten_compute(node)
+        return cx.aten_compute()
     x, dims, count = padded
     return _padded_variance(
-        v, node.name, x, dims, count, correction, bool(kwargs.get("keepdim")), args[0].meta["val"]
+        cx, node.name, x, dims, count, correction, bool(kwargs.get("keepdim")), args[0].meta["val"]
     )
 
 
 @lowers(torch.ops.aten.var_mean.correction)
-def var_mean_correction(v: IRVisitor, node: fx.Node) -> Any:
+def var_mean_correction(cx: RuleContext) -> Any:
     """torch.aten.var_mean.correction; over padded tile dims, var.correction's two passes
     and the mean of the in-range lanes (a tuple: its getitems pick them)."""
+    node = cx.node
     args, kwargs = restored_args(node)
-    padded = _padded_reduction(v, node, args[0])
+    padded = _padded_reduction(cx, node, args[0])
     if padded is None:
-        return v.aten_compute(node)
+        return cx.aten_compute()
     x, dims, count = padded
     correction = 1 if kwargs.get("correction") is None else kwargs["correction"]
     keepdim = bool(kwargs.get("keepdim"))
     var = _padded_variance(
-        v, f"{node.name}_var", x, dims, count, correction, keepdim, args[0].meta["val"]
+        cx, f"{node.name}_var", x, dims, count, correction, keepdim, args[0].meta["val"]
     )
-    total = v.torch_call(f"{node.name}_total", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-    mean = v.torch_call(
+    total = cx.torch_call(f"{node.name}_total", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
+    mean = cx.torch_call(
         f"{node.name}_mean",
         torch.ops.aten.div.Tensor,
         total,
-        count_tensor(v, node.name, count, 0, total),
+        count_tensor(cx, node.name, count, 0, total),
     )
     return (var, mean.value)
 
 
 def _padded_variance(
-    v: IRVisitor,
+    cx: RuleContext,
     name: str,
     x: TypedValue,
     dims: list[int],
@@ -206,60 +220,63 @@ def _padded_variance(
     sym_val: Any,
 ) -> Value:
     """The variance of x's in-range lanes over `dims` (padded lanes 0): two passes."""
-    total = v.torch_call(f"{name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
-    mean = v.torch_call(
+    total = cx.torch_call(f"{name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
+    mean = cx.torch_call(
         f"{name}_mean",
         torch.ops.aten.div.Tensor,
         total,
-        count_tensor(v, f"{name}_n", count, 0, total),
+        count_tensor(cx, f"{name}_n", count, 0, total),
     )
-    deviation = v.torch_call(f"{name}_dev", torch.ops.aten.sub.Tensor, x, mean)
-    deviation = masked_to_zero(v, f"{name}_dev", deviation, sym_val, dims)
-    square = v.torch_call(f"{name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
-    squares = v.torch_call(f"{name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, keepdim)
-    divisor = count_tensor(v, f"{name}_dof", count, correction, squares)
-    return v.torch_call(name, torch.ops.aten.div.Tensor, squares, divisor).value
+    deviation = cx.torch_call(f"{name}_dev", torch.ops.aten.sub.Tensor, x, mean)
+    deviation = masked_to_zero(cx, f"{name}_dev", deviation, sym_val, dims)
+    square = cx.torch_call(f"{name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
+    squares = cx.torch_call(f"{name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, keepdim)
+    divisor = count_tensor(cx, f"{name}_dof", count, correction, squares)
+    return cx.torch_call(name, torch.ops.aten.div.Tensor, squares, divisor).value
 
 
 def _padded_reduction(
-    v: IRVisitor, node: fx.Node, source: Any
+    cx: RuleContext, node: fx.Node, source: Any
 ) -> tuple[TypedValue, list[int], str] | None:
     """For a mean/var over dims that hold tile padding: the input with padded lanes set
     to 0, the reduced dims and the in-range element count (index SSA); else None."""
     if not isinstance(source, fx.Node):
         return None
-    x = v.typed(source)
-    dims = reduced_dims(node, x.val.dim())
-    bounds = {bound.dim: bound for bound in v.masked_dims(source.meta["val"]) if bound.dim in dims}
+    x = cx.typed(source)
+    dims = reduced_dims(node, x.meta.dim())
+    bounds = {bound.dim: bound for bound in cx.masked_dims(source.meta["val"]) if bound.dim in dims}
     if not bounds:
         return None
     if any(bound.parent is not None for bound in bounds.values()):
         raise LoweringError(
             node,
-            "a mean or variance over a jagged tile dim is not supported (rows have their own counts)",
+            "a mean or variance over a jagged tile dim is not supported "
+            "(rows have their own counts)",
         )
     sizes = {d: bound.size for d, bound in bounds.items()}
-    count = v.builder.index(1)
+    count = cx.builder.index(1)
     for d in dims:
-        size = v.as_index(sizes[d]) if d in sizes else v.index_value(x.val.shape[d])
-        count = v.emit_index_op("arith.muli", count, size, f"{node.name}_count")
-    return masked_to_zero(v, f"{node.name}_in", x, source.meta["val"], dims), dims, count
+        size = cx.as_index(sizes[d]) if d in sizes else cx.index_value(x.meta.shape[d])
+        count = cx.builder.index_op("arith.muli", count, size, f"{node.name}_count")
+    return masked_to_zero(cx, f"{node.name}_in", x, source.meta["val"], dims), dims, count
 
 
 def masked_to_zero(
-    v: IRVisitor, name: str, x: TypedValue, sym_val: Any, dims: Sequence[int]
+    cx: RuleContext, name: str, x: TypedValue, sym_val: Any, dims: Sequence[int]
 ) -> TypedValue:
     """x with the padded lanes of `dims` set to 0 (so sums over them count in-range lanes only)."""
-    padded = [bound for bound in v.masked_dims(sym_val) if bound.dim in dims]
+    padded = [bound for bound in cx.masked_dims(sym_val) if bound.dim in dims]
     if not padded:
         return x
-    return TypedValue(select_lanes(v, name, x, padded, 0), x.val)
+    return TypedValue(select_lanes(cx, name, x, padded, 0), x.meta)
 
 
-def count_tensor(v: IRVisitor, name: str, count: str, minus: float, like: TypedValue) -> TypedValue:
+def count_tensor(
+    cx: RuleContext, name: str, count: str, minus: float, like: TypedValue
+) -> TypedValue:
     """max(count - minus, 0) as a 0-d float tensor (f64 for f64 values, else f32)."""
-    b = v.builder
-    ty = "f64" if like.val.dtype == torch.float64 else "f32"
+    b = cx.builder
+    ty = "f64" if like.meta.dtype == torch.float64 else "f32"
     as_int, as_float, ssa = (
         b.fresh(f"{name}_i64"),
         b.fresh(f"{name}_{ty}"),
@@ -269,48 +286,48 @@ def count_tensor(v: IRVisitor, name: str, count: str, minus: float, like: TypedV
     b.emit(f"{as_float} = arith.sitofp {as_int} : i64 to {ty}")
     if minus:
         less, floor = b.fresh(f"{name}_less"), b.fresh(f"{name}_dof")
-        b.emit(
-            f"{less} = arith.subf {as_float}, {b.constant(format_scalar(float(minus), torch.float32), ty, 'cst')} : {ty}"
-        )
+        dof = b.constant(format_scalar(float(minus), torch.float32), ty, "cst")
+        b.emit(f"{less} = arith.subf {as_float}, {dof} : {ty}")
         b.emit(f"{floor} = arith.maximumf {less}, {b.constant('0.0', ty, 'cst')} : {ty}")
         as_float = floor
     b.emit(f"{ssa} = tensor.from_elements {as_float} : tensor<{ty}>")
-    with like.val.fake_mode:
+    with like.meta.fake_mode:
         meta = torch.empty([], dtype=torch.float64 if ty == "f64" else torch.float32)
     return TypedValue(Value(ssa, f"tensor<{ty}>"), meta)
 
 
 @lowers(_tracing_ops._new_var)
-def alias(v: IRVisitor, node: fx.Node) -> Value | None:
+def alias(cx: RuleContext) -> Value | None:
     """The operand itself (nothing if the operand is an extra buffer that emitted nothing)."""
+    node = cx.node
     source = node.args[0]
-    if source.target is _tracing_ops._inductor_lowering_extra and v.node_values.get(source) is None:
+    if source.target is _tracing_ops._inductor_lowering_extra and cx.bound(source) is None:
         return None
-    return v.value(source)
+    return cx.value(source)
 
 
 @lowers(_tracing_ops._mask_to)
-def mask_to(v: IRVisitor, node: fx.Node) -> Value | None:
+def mask_to(cx: RuleContext) -> Value | None:
     """linalg.generic: `other` on lanes past a tile's extent, else the operand.
 
     Each padded dim compares linalg.index with its in-range size; with no padded dim the
     operand itself."""
+    node = cx.node
     source, other = node.args[0], node.args[1]
-    dims = v.masked_dims(source.meta.get("val"))
-    if not dims or v.node_values.get(source) is None:
-        return alias(v, node)
-    return select_lanes(v, node.name, v.typed(source), dims, other)
+    dims = cx.masked_dims(source.meta.get("val"))
+    if not dims or cx.bound(source) is None:
+        return alias(cx)
+    return select_lanes(cx, node.name, cx.typed(source), dims, other)
 
 
 def select_lanes(
-    v: IRVisitor, name: str, typed: TypedValue, bounds: Sequence[LaneBound], other: Any
+    cx: RuleContext, name: str, typed: TypedValue, bounds: Sequence[LaneBound], other: Any
 ) -> Value:
     """x where every bound holds for the lane (linalg.index per dim), else `other`."""
-    b, x = v.builder, typed.value
+    b, x = cx.builder, typed.value
     elt = element_type(x.type)
     rank = len(tensor_dims(x.type))
-    fill = b.constant(format_scalar(other, typed.val.dtype), elt, "cst")
-    identity = f"affine_map<({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(f'd{i}' for i in range(rank))})>"
+    fill = b.constant(format_scalar(other, typed.meta.dtype), elt, "cst")
     lane, out = b.fresh(f"{name}_in"), b.fresh(f"{name}_out")
     lanes = [b.fresh(f"{name}_lane{d}") for d in range(rank)]
     body = [
@@ -318,31 +335,28 @@ def select_lanes(
         for d, ssa in enumerate(lanes)
         if any(d == bound.dim or d in bound.parent_dims for bound in bounds)
     ]
-    keep = lane_condition(v, name, bounds, lanes, body)
+    keep = lane_condition(cx, name, bounds, lanes, body)
     picked = b.fresh(f"{name}_lane")
     body.append(f"{picked} = arith.select {keep}, {lane}, {fill} : {elt}")
     ssa = b.fresh(name)
-    iterators = ", ".join('"parallel"' for _ in range(rank))
-    inner = "".join(f"  {line}\n" for line in body)
-    b.emit(
-        f"{ssa} = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = [{iterators}]}} "
-        f"ins({x.ssa} : {x.type}) outs({x.ssa} : {x.type}) {{\n^bb0({lane}: {elt}, {out}: {elt}):\n"
-        f"{inner}  linalg.yield {picked} : {elt}\n}} -> {x.type}"
-    )
+    maps = (identity_map(rank), identity_map(rank))
+    args = ((lane, elt), (out, elt))
+    body.append(f"linalg.yield {picked} : {elt}")
+    b.generic(ssa, GenericOp(rank, maps, x.ssa, x.type, x.ssa, x.type, args, tuple(body)))
     return Value(ssa, x.type)
 
 
 def lane_condition(
-    v: IRVisitor, name: str, bounds: Sequence[LaneBound], lanes: Sequence[str], body: list[str]
+    cx: RuleContext, name: str, bounds: Sequence[LaneBound], lanes: Sequence[str], body: list[str]
 ) -> str:
     """Append to `body` the i1 computation of 'every bound holds at `lanes`'; return it."""
-    b = v.builder
+    b = cx.builder
     conds = []
     for bound in bounds:
         cond = b.fresh(f"{name}_valid{bound.dim}")
         if bound.parent is None:
             body.append(
-                f"{cond} = arith.cmpi ult, {lanes[bound.dim]}, {v.as_index(bound.size)} : index"
+                f"{cond} = arith.cmpi ult, {lanes[bound.dim]}, {cx.as_index(bound.size)} : index"
             )
         else:
             pos, raw, end = (
@@ -352,7 +366,7 @@ def lane_condition(
             )
             at = ", ".join(lanes[d] for d in bound.parent_dims)
             body += [
-                f"{pos} = arith.addi {v.as_index(bound.offset)}, {lanes[bound.dim]} : index",
+                f"{pos} = arith.addi {cx.as_index(bound.offset)}, {lanes[bound.dim]} : index",
                 f"{raw} = tensor.extract {bound.parent.ssa}[{at}] : {bound.parent.type}",
                 f"{end} = arith.index_cast {raw} : {element_type(bound.parent.type)} to index",
                 f"{cond} = arith.cmpi slt, {pos}, {end} : index",
@@ -367,75 +381,80 @@ def lane_condition(
 
 
 @lowers(creation_ops.full)
-def full(v: IRVisitor, node: fx.Node) -> Value:
+def full(cx: RuleContext) -> Value:
     """tensor.empty + linalg.fill (exact tile sizes)."""
+    node = cx.node
     shape, fill, dtype = node.args[0], node.args[1], node.args[2]
     if isinstance(fill, fx.Node):  # a value computed on the device (`fill[0]` of a tensor)
-        return v.torch_call(
+        return cx.torch_call(
             node.name,
             torch.ops.aten.expand.default,
-            v.torch_call(
+            cx.torch_call(
                 f"{node.name}_fill", torch.ops.prims.convert_element_type.default, fill, dtype
             ),
-            list(v.val(node).shape),
+            list(cx.meta(node).shape),
         ).value
-    return emit_full(v, node.name, shape, fill, dtype, mlir_type(v.val(node)))
+    return emit_full(cx, node.name, shape, fill, dtype, mlir_type(cx.meta(node)))
 
 
 @lowers(torch.ops.aten.full.default)
-def aten_full(v: IRVisitor, node: fx.Node) -> Value:
+def aten_full(cx: RuleContext) -> Value:
     """tensor.empty + linalg.fill."""
+    node = cx.node
     dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
-    return emit_full(v, node.name, node.args[0], node.args[1], dtype, mlir_type(v.val(node)))
+    return emit_full(cx, node.name, node.args[0], node.args[1], dtype, mlir_type(cx.meta(node)))
 
 
 @lowers(random_ops._rng_seed)
-def rng_seed(v: IRVisitor, node: fx.Node) -> Value:
+def rng_seed(cx: RuleContext) -> Value:
     """Seed slot i of the buffer the host draws at launch (`inductor_prims.seeds`, as in
     Helion's host code and reference mode): a 0-d int64 tensor."""
-    seeds = v.ctx.tensor_arg(RNG_SEEDS)
-    b = v.builder
+    node = cx.node
+    seeds = cx.tensor_arg(RNG_SEEDS)
+    b = cx.builder
     item, ssa = b.fresh(f"{node.name}_item"), b.fresh(node.name)
-    b.emit(
-        f"{item} = tensor.extract {v.tensor_state[RNG_SEEDS].ssa}[{b.index(node.args[0])}] : {seeds.mlir_type}"
-    )
+    slot = b.index(node.args[0])
+    b.emit(f"{item} = tensor.extract {cx.host_tensor(RNG_SEEDS).ssa}[{slot}] : {seeds.mlir_type}")
     b.emit(f"{ssa} = tensor.from_elements {item} : tensor<i64>")
     return Value(ssa, "tensor<i64>")
 
 
 @lowers(torch.ops.prims.iota.default)
-def iota(v: IRVisitor, node: fx.Node) -> Value:
+def iota(cx: RuleContext) -> Value:
     """`hl.arange`: tensor.generate of start + i * step in every lane (the padded lanes of a
     block-sized one too), converted to the dtype. torch-mlir's own lowering leaves
     `requires_grad` as a constant torch-to-linalg cannot legalize."""
-    b = v.builder
-    ty = mlir_type(v.val(node))
+    node = cx.node
+    b = cx.builder
+    ty = mlir_type(cx.meta(node))
     elt = element_type(ty)
     start, step = (
-        v.index_value(node.kwargs.get(key, default)) for key, default in (("start", 0), ("step", 1))
+        cx.index_value(node.kwargs.get(key, default))
+        for key, default in (("start", 0), ("step", 1))
     )
     ssa, i, pos, cast = (b.fresh(f"{node.name}{suffix}") for suffix in ("", "_i", "_pos", "_elt"))
-    dyn = v.index_value(node.args[0]) if tensor_dims(ty)[0] == "?" else ""
+    dyn = [cx.index_value(node.args[0])] if tensor_dims(ty)[0] == "?" else []
     body = [
         f"{pos} = affine.apply affine_map<(d0)[s0, s1] -> (s0 + d0 * s1)>({i})[{start}, {step}]",
         *index_to_element(pos, elt, cast),
         f"tensor.yield {cast} : {elt}",
     ]
-    lines = "".join(f"  {line}\n" for line in body)
-    b.emit(f"{ssa} = tensor.generate {dyn} {{\n^bb0({i}: index):\n{lines}}} : {ty}")
+    b.generate(ssa, dyn, [i], body, ty)
     return Value(ssa, ty)
 
 
-def pad(v: IRVisitor, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
+def pad(cx: RuleContext, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
     """tensor.pad with 0 at the high end of each dim, from `sizes` lanes to `ty`'s width."""
-    b = v.builder
+    b = cx.builder
     elt = element_type(ty)
     highs = []
     for size, width in zip(sizes, tensor_dims(ty), strict=True):
         if isinstance(size, int) or width == "?":
             highs.append(str(int(width) - size) if isinstance(size, int) and width != "?" else "0")
         else:
-            highs.append(v.emit_index_op("arith.subi", b.index(int(width)), size, f"{name}_pad"))
+            highs.append(
+                cx.builder.index_op("arith.subi", b.index(int(width)), size, f"{name}_pad")
+            )
     zero = b.constant(
         "false" if elt == "i1" else "0.0" if elt.startswith(("f", "bf")) else "0", elt, "zero"
     )
@@ -464,40 +483,42 @@ def index_to_element(index: str, elt: str, result: str) -> list[str]:
     torch.ops.aten.new_empty.default,
     torch.ops.aten.empty_like.default,
 )
-def aten_empty(v: IRVisitor, node: fx.Node) -> Value:
+def aten_empty(cx: RuleContext) -> Value:
     """A tensor made on the device starts at 0, as Triton's does: uninitialized memory
     would make the kernel's numbers depend on what the buffer held before."""
+    node = cx.node
     val = node.meta["val"]
-    return emit_full(v, node.name, list(val.shape), 0, val.dtype, mlir_type(v.val(node)))
+    return emit_full(cx, node.name, list(val.shape), 0, val.dtype, mlir_type(cx.meta(node)))
 
 
 def emit_full(
-    v: IRVisitor, name: str, shape: Sequence[Any], fill: Any, dtype: torch.dtype, ty: str
+    cx: RuleContext, name: str, shape: Sequence[Any], fill: Any, dtype: torch.dtype, ty: str
 ) -> Value:
     """tensor.empty with the exact tile sizes, then linalg.fill with the constant."""
-    b = v.builder
+    b = cx.builder
     elt = torch_dtype_to_mlir_element_type(dtype)
     dynamic = [
-        v.index_value(d) for d, dim in zip(shape, tensor_dims(ty), strict=True) if dim == "?"
+        cx.index_value(d) for d, dim in zip(shape, tensor_dims(ty), strict=True) if dim == "?"
     ]
     cst = b.constant(format_scalar(fill, dtype), elt, "cst")
     empty = b.fresh(f"{name}_empty")
-    b.emit(f"{empty} = tensor.empty({', '.join(dynamic)}) : {ty}")
+    b.empty(empty, dynamic, ty)
     ssa = b.fresh(name)
     b.emit(f"{ssa} = linalg.fill ins({cst} : {elt}) outs({empty} : {ty}) -> {ty}")
     return Value(ssa, ty)
 
 
 @lowers(view_ops.subscript)
-def subscript(v: IRVisitor, node: fx.Node) -> Value:
+def subscript(cx: RuleContext) -> Value:
     """tensor.expand_shape (indexing that inserts unit dims, x[:, None])."""
-    source, index = v.value(node.args[0]), node.args[1]
+    node = cx.node
+    source, index = cx.value(node.args[0]), node.args[1]
     if any(i is not None and i != slice(None) for i in index):
         raise LoweringError(node, f"subscript {index} is not supported (only ':' and None)")
-    return expand_dims(v, node.name, source, index, mlir_type(v.val(node)))
+    return expand_dims(cx, node.name, source, index, mlir_type(cx.meta(node)))
 
 
-def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty: str) -> Value:
+def expand_dims(cx: RuleContext, name: str, source: Value, index: Sequence[Any], ty: str) -> Value:
     """tensor.expand_shape inserting a unit dim at each None of `index` (then a tensor.cast
     to `ty`, since expand_shape keeps a static source dim static)."""
     groups: list[list[int]] = []
@@ -519,20 +540,22 @@ def expand_dims(v: IRVisitor, name: str, source: Value, index: Sequence[Any], ty
             sizes.append("1")
         elif src_dims[src_dim] == "?":
             natural.append("?")
-            sizes.append(v.tensor_dim(source, src_dim))
+            sizes.append(cx.tensor_dim(source, src_dim))
         else:
             natural.append(src_dims[src_dim])
             sizes.append(src_dims[src_dim])
     expanded = f"tensor<{''.join(d + 'x' for d in natural)}{element_type(ty)}>"
     reassoc = ", ".join(f"[{', '.join(map(str, g))}]" for g in groups)
-    ssa = v.builder.fresh(name if expanded == ty else f"{name}_expanded")
-    v.builder.emit(
-        f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{', '.join(sizes)}] : {source.type} into {expanded}"
+    ssa = cx.builder.fresh(name if expanded == ty else f"{name}_expanded")
+    shape = ", ".join(sizes)
+    cx.builder.emit(
+        f"{ssa} = tensor.expand_shape {source.ssa} [{reassoc}] output_shape [{shape}] "
+        f": {source.type} into {expanded}"
     )
-    return v.coerce(pad_to_block(v, f"{name}_padded", Value(ssa, expanded), ty), ty)
+    return cx.coerce(pad_to_block(cx, f"{name}_padded", Value(ssa, expanded), ty), ty)
 
 
-def pad_to_block(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
+def pad_to_block(cx: RuleContext, name: str, value: Value, ty: str) -> Value:
     """Static dims shorter than `ty`'s padded to it with 0, the value of masked lanes: Helion
     gives `hl.arange(5)[None, :]` a dim of 8, the block a tile of 5 would have."""
     have, want = tensor_dims(value.type), tensor_dims(ty)
@@ -541,7 +564,7 @@ def pad_to_block(v: IRVisitor, name: str, value: Value, ty: str) -> Value:
     ]
     if wider == have:
         return value
-    sizes = [int(h) if h != "?" else v.tensor_dim(value, d) for d, h in enumerate(have)]
+    sizes = [int(h) if h != "?" else cx.tensor_dim(value, d) for d, h in enumerate(have)]
     return pad(
-        v, name, value, sizes, f"tensor<{''.join(d + 'x' for d in wider)}{element_type(ty)}>"
+        cx, name, value, sizes, f"tensor<{''.join(d + 'x' for d in wider)}{element_type(ty)}>"
     )
