@@ -34,11 +34,22 @@ def upstream_tools() -> UpstreamTools:
 collect_ignore = ["conformance_suite"]
 
 
+# Modules whose tests share one pass over every sample kernel (a module-scoped fixture).
+EVERY_EXAMPLE_MODULES = {"test_upstream_tools.py", "test_op_coverage.py"}
+# The longest scopes start first, so no worker is left with one at the end.
+LONG_FIRST = [*EVERY_EXAMPLE_MODULES, "test_fuzz.py", "test_conformance.py", "test_programs.py"]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests of one sample kernel run on one xdist worker (`--dist loadgroup`): Helion traces
-    a kernel once per argument signature and process, and tracing costs more than most tests."""
+    a kernel once per argument signature and process, and tracing costs more than most
+    tests. The modules that walk every kernel at once share one worker, so that pass (and
+    its traces) happens once."""
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)
     for item in items:
         params = getattr(item, "callspec", None)
         name = params.params.get("name") if params else None
-        if name in EXAMPLES:
+        if item.path.name in EVERY_EXAMPLE_MODULES:
+            item.add_marker(pytest.mark.xdist_group("every-example"))
+        elif name in EXAMPLES:
             item.add_marker(pytest.mark.xdist_group(name))

@@ -20,6 +20,20 @@ def ops_where(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> list[i
     return found
 
 
+def first_op(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> ir.Operation | None:
+    """The first op `keep` accepts, in walk order; the walk stops there."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if keep(op):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found[0] if found else None
+
+
 def ops_named(module: ir.Module, *names: str) -> list[ir.Operation]:
     return ops_where(module, lambda op: op.name in names)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.mlir.walk import first_op
 from helion_fx_mlir.passes.registry import register
 
 # The translation passes the outlined region one aggregate argument (its captures), so
@@ -124,7 +124,7 @@ module {
 )
 def define_openmp_entry_points(module: ir.Module) -> None:
     """Add the entry points to a module in the LLVM dialect that uses the omp dialect."""
-    if not ops_where(module, lambda op: op.name.startswith("omp.")):
+    if first_op(module, lambda op: op.name.startswith("omp.")) is None:
         return
     with mlir_context():
         entry_points = ir.Module.parse(ENTRY_POINTS)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.mlir.walk import first_op, ops_where
 from helion_fx_mlir.passes.registry import register
 
 NAME = "__truncsfbf2"
@@ -89,13 +89,13 @@ def _uses_bf16(op: ir.Operation) -> bool:
 def define_bf16_truncation(module: ir.Module) -> None:
     """Add `__truncsfbf2` to a module in the LLVM dialect that has bf16 values (in place of
     a declaration of it, which the module's own calls may have added)."""
-    existing = ops_where(
-        module,
-        lambda op: (
-            op.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == NAME
-        ),
-    )
-    if any(len(op.regions[0].blocks) for op in existing) or not ops_where(module, _uses_bf16):
+    existing = [
+        op.operation
+        for op in module.body.operations
+        if op.operation.name == "llvm.func"
+        and ir.StringAttr(op.operation.attributes["sym_name"]).value == NAME
+    ]
+    if any(len(op.regions[0].blocks) for op in existing) or first_op(module, _uses_bf16) is None:
         return
     for declaration in existing:
         declaration.erase()
