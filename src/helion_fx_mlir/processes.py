@@ -51,7 +51,7 @@ def _run_child(child: Callable[[], int], own_group: bool) -> None:
             os.setpgid(0, 0)
         code = child()
     except SystemExit as stop:
-        code = exit_code(stop.code)
+        code = _exit_code(stop.code)
     except BaseException:
         traceback.print_exc()
     finally:
@@ -85,7 +85,7 @@ def _kill(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def exit_code(code: object) -> int:
+def _exit_code(code: object) -> int:
     """SystemExit's code as the interpreter turns it into an exit status."""
     if code is None:
         return 0
