@@ -78,7 +78,7 @@ def test_every_fraction_of_a_tiny_case_is_within_the_limit(
 ) -> None:
     """Small inputs: ours, eager, memory-bound and contraction, all at most the machine's
     limit; above it is a measurement bug."""
-    table = bench.main(["add", "matmul_64"], rounds=1, threads=1, size="small")
+    table = bench.main(["add", "attention"], rounds=1, threads=1, size="small")
     fractions = _fractions(table)
     assert len(fractions) == 4
     assert all(0 < f <= 1 for f in fractions), table
@@ -110,13 +110,13 @@ def _row(kernel: str, ms: float, tuned_ms: float | None = None, **work: Any) -> 
         throughput="1.0 GB/s",
         flops=work.get("flops"),
         dtype=work.get("dtype", torch.float32),
-        memory_ms=work.get("memory_ms"),
+        round_limit_ms=work.get("round_limit_ms", math.inf),
         tuned=_timed(tuned_ms, 30.0) if tuned_ms is not None else None,
     )
 
 
 def test_table_has_limit_columns_and_flags_a_fraction_above_one() -> None:
-    rows = [_row("mm", 4.0, flops=2e8), _row("copy", 0.5, memory_ms=1.0)]
+    rows = [_row("mm", 4.0, flops=2e8), _row("copy", 0.5, round_limit_ms=1.0)]
     table = bench.render(rows, LIMITS, "title")
     lines = table.splitlines()
     assert lines[0] == LIMITS.header() and lines[1] == "title"
@@ -144,8 +144,8 @@ def test_table_has_limit_columns_and_flags_a_fraction_above_one() -> None:
 
 def test_tuned_columns_and_their_geometric_mean() -> None:
     rows = [
-        _row("a", 4.0, tuned_ms=1.0, memory_ms=0.5),
-        _row("b", 1.0, tuned_ms=1.0, memory_ms=0.5),
+        _row("a", 4.0, tuned_ms=1.0, round_limit_ms=0.5),
+        _row("b", 1.0, tuned_ms=1.0, round_limit_ms=0.5),
     ]
     cells = bench.table_rows(rows, LIMITS)
     assert list(cells[0])[-4:] == ["tune s", "tuned ms", "eager/tuned", "tuned/limit"]
@@ -162,6 +162,18 @@ def test_bf16_contractions_are_held_to_the_bf16_peak() -> None:
     row = _row("mm", 1.0, flops=4e8, dtype=torch.bfloat16)
     assert row.limit_ms(LIMITS) == pytest.approx(4.0)  # no bf16 peak: the f32 one
     assert row.limit_ms(with_bf16) == pytest.approx(1.0)
+
+
+def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype() -> None:
+    """bf16 cases against vdpbf16ps (2 products per f32 lane) where the CPU has it."""
+    f32 = roofline.peak_gflops(torch.float32, repeats=5)
+    bf16 = roofline.peak_gflops(torch.bfloat16, repeats=5)
+    assert bf16 > 1.3 * f32 if "avx512_bf16" in roofline.cpu_flags() else bf16 < 1.3 * f32
+    case = bench.CASES["matmul"]
+    args = case.args("small")
+    least_ms = bench._limit_probe(case, args, None)()
+    expected = case.flops(args) / f32 / 1e6
+    assert expected / 3 < least_ms < expected * 3
 
 
 def test_the_tuned_kernel_keeps_the_sample_kernels_settings() -> None:

@@ -402,6 +402,18 @@ class Limits:
         )
 
 
+def peak_gflops(dtype: torch.dtype, seconds: float = 0.02, repeats: int = 2) -> float:
+    """The FMA peak a contraction of `dtype` operands is held to, measured now: bf16 dot
+    products where the CPU has them, else f32."""
+    if dtype == torch.bfloat16 and "avx512_bf16" in cpu_flags():
+        bf16 = fma_peak(BF16, seconds, repeats)
+        if bf16 is not None:
+            return bf16
+    f32 = fma_peak(F32, seconds, repeats)
+    assert f32 is not None  # f32 FMAs compile on every target
+    return f32
+
+
 def _bf16_peak(fma_seconds: float, repeats: int) -> tuple[float | None, str]:
     """The bf16 dot-product peak, or None and why there is none."""
     if "avx512_bf16" not in cpu_flags():
@@ -412,8 +424,7 @@ def _bf16_peak(fma_seconds: float, repeats: int) -> tuple[float | None, str]:
 
 def measure(copy_bytes: int = COPY_BYTES, fma_seconds: float = 0.05, repeats: int = 5) -> Limits:
     """The machine's limits on torch's current thread count."""
-    f32 = fma_peak(F32, fma_seconds, repeats)
-    assert f32 is not None  # f32 FMAs compile on every target
+    f32 = peak_gflops(torch.float32, fma_seconds, repeats)
     bf16, missing = _bf16_peak(fma_seconds, repeats)
     return Limits(
         cpu=cpu_model(),
