@@ -305,9 +305,10 @@ def geometric_mean(values: list[float]) -> float:
 
 
 LIMIT_NOTE = (
-    "x/limit: the least time the machine needs over x's time; contractions: flops at the FMA "
-    "peak of their dtype; the rest: the longer of reading the inputs (our read kernel) and "
-    "writing fresh outputs (torch.empty().fill_), each at its own size; best of the rounds"
+    "x/limit: the least time the machine needs over x's time; contractions: flops at the "
+    "FMA peak of their dtype; the rest: the longer of reading the inputs (our read kernel or "
+    "torch.sum, the faster) and writing fresh outputs (torch.empty().fill_), each at its own "
+    "size; best of the rounds"
 )
 
 

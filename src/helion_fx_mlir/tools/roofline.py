@@ -10,12 +10,13 @@ ours and eager come to what the machine can do, not only how they compare to eac
   into a fresh one (the page faults a kernel pays for an output it allocates), bytes read
   and written counted.
 - The memory limit of one kernel's tensors. A copy's rate bounds neither a kernel whose
-  data stay in the caches (16 MB rows are read at 170 GB/s, 6x a 256 MB copy) nor one that
-  only reads (a row sum has no pages to fault in; eager's reads 64 MB faster than
-  `torch.sum` does). So the limit is the longer of reading the inputs with a read kernel of
-  ours (8 vector accumulators per thread, repeated so a launch is long) and writing the
-  outputs into fresh tensors (`torch.empty(...).fill_`: pages fault in exactly when the
-  kernel's own outputs' do), each at the tensor's own size.
+  data stay in the caches (16 MB are read at 110-170 GB/s, 4-6x a 256 MB copy) nor one that
+  only reads (a row sum has no pages to fault in). So the limit is the longer of reading the
+  inputs and writing the outputs into fresh tensors (`torch.empty(...).fill_`: pages fault
+  in exactly when the kernel's own outputs' do), each at the tensor's own size. Reading is
+  the faster of a read kernel of ours (8 vector accumulators per thread, repeated so that a
+  launch is long: no per-call overhead on small buffers) and `torch.sum` (faster on some
+  large buffers).
 """
 
 from __future__ import annotations
@@ -281,15 +282,17 @@ class Reader:
         return cls(torch.ones(numel), max(1, READ_LAUNCH_BYTES // (numel * 4)))
 
     def gbs(self, repeats: int) -> float:
-        """GB/s, the best of `repeats` launches."""
-        engine = _read_engine()
-        launch = functools.partial(_launch, engine, "read", self.buffer, self.reps)
-        moved = self.buffer.numel() * 4 * self.reps
-        return moved / _best_seconds(launch, repeats) / 1e9
+        """GB/s, the faster of our read kernel and `torch.sum` (as fast or faster on large
+        buffers; far slower on small ones, where its per-call overhead is the time), each
+        the best of `repeats`."""
+        nbytes = self.buffer.numel() * 4
+        launch = functools.partial(_launch, _read_engine(), "read", self.buffer, self.reps)
+        ours = nbytes * self.reps / _best_seconds(launch, repeats)
+        return max(ours, nbytes / _best_seconds(self.buffer.sum, repeats)) / 1e9
 
 
 def read_gbs(nbytes: int, repeats: int = 5) -> float:
-    """GB/s our read kernel reaches over a buffer of `nbytes`, on torch's threads."""
+    """GB/s of reading a buffer of `nbytes` (Reader.gbs), on torch's threads."""
     return Reader.like(nbytes).gbs(repeats)
 
 
