@@ -43,14 +43,18 @@ def test_bandwidths_on_small_buffers_are_positive_and_finite() -> None:
     assert _positive(movement.best_ms(repeats=2))
 
 
-def test_read_kernel_reads_every_element() -> None:
-    """The rate is honest only if the kernel reads the whole buffer, `reps` times."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_read_kernel_reads_every_element(threads: int) -> None:
+    """The rate is honest only if the kernel reads the whole buffer, `reps` times, on every
+    thread (values small enough that every f32 partial sum is exact)."""
+    torch.set_num_threads(threads)
     reader = roofline.Reader.like(5000 * 4)
-    engine = roofline._read_engine()
+    values = torch.randint(0, 8, reader.buffer.shape, generator=torch.Generator().manual_seed(0))
+    reader.buffer.copy_(values)
     out = torch.zeros(torch.get_num_threads())
     args = [roofline._pointer(a) for a in (out, reader.buffer, reader.reps)]
-    engine.invoke("read", *args)
-    assert out.sum().item() == reader.buffer.numel() * reader.reps
+    roofline._read_engine().invoke("read", *args)
+    assert out.sum().item() == reader.buffer.double().sum().item() * reader.reps
 
 
 def test_measured_limits_print_as_a_header() -> None:
