@@ -34,8 +34,10 @@ pytest: $(STAMP)
 lit: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/lit -sv lit_tests
 
+# The benchmark table against eager and the machine's limits; BENCH_AUTOTUNE=quick|full
+# (default: none) adds the configs Helion's autotuner finds through the mlir backend.
 bench: $(STAMP)
-	$(VENV)/bin/helion-mlir bench
+	$(VENV)/bin/helion-mlir bench $(if $(BENCH_AUTOTUNE),--autotune $(BENCH_AUTOTUNE))
 
 # Differential fuzzing against Helion's reference mode; FUZZ_CASES (default 5000),
 # FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.

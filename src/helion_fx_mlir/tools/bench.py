@@ -1,13 +1,20 @@
-"""Benchmark table: lowered kernels against eager PyTorch, in one process, same threads.
+"""Benchmark table: lowered kernels against eager PyTorch, in one process, same threads,
+each held to the machine's limit (`roofline.py`).
 
 Each row times one sample kernel at a size, under one config: compile (generate, lower,
 JIT; uncached), then ours and eager in alternating rounds, so that a busy neighbour slows
 both alike. Throughput is GFLOP/s for contractions and GB/s (bytes read and written) for
-the rest; the geometric mean of eager/ours closes the table.
+the rest. The fraction of the limit is the least time the machine needs over the time
+taken: a contraction's flops at the FMA peak of its dtype, else the time moving its tensors
+takes; measured in the same rounds, the best round kept. With `autotune`, each kernel is
+also searched by Helion's autotuner through the `mlir` backend, and its tuned config timed
+in the same rounds. The geometric means of eager/ours (and eager/tuned) close the table.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import statistics
 import time
@@ -23,6 +30,7 @@ from helion_fx_mlir.frontend.host_program import build_host_function
 from helion_fx_mlir.frontend.lower import generate_mlir
 from helion_fx_mlir.frontend.lowering_context import resolve_config
 from helion_fx_mlir.runtime.jit import jit
+from helion_fx_mlir.tools import roofline
 
 Args = tuple[Any, ...]
 
@@ -118,46 +126,169 @@ def _per_call_ms(fn: Callable[[], Any], budget_s: float) -> float:
     return (time.perf_counter() - start) * 1e3 / calls
 
 
-def bench_case(case: BenchCase, size: str, rounds: int) -> dict[str, Any]:
-    """Compile once (uncached), check the result, then alternate rounds of ours and eager."""
-    example = EXAMPLES[case.example]
-    args = case.args(size)
+@dataclass(frozen=True)
+class Compiled:
+    """One config of a case, JIT'd: its host function, and the seconds it took to get it
+    (compile, or autotune search and compile)."""
+
+    config: helion.Config
+    host: Callable[..., Any]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A compiled config's median time per call over the rounds."""
+
+    compiled: Compiled
+    ms: float
+
+
+@dataclass(frozen=True)
+class Row:
+    """One case, measured: what the table prints and what its limit is computed from."""
+
+    kernel: str
+    default: Timed
+    eager_ms: float
+    throughput: str
+    flops: float | None  # contractions: held to the FMA peak of `dtype`
+    dtype: torch.dtype
+    round_limit_ms: float  # the least time its work took the machine in the rounds
+    tuned: Timed | None = None
+
+    def limit_ms(self, limits: roofline.Limits) -> float:
+        """The least time the machine needs for this case's work: the best of the rounds,
+        and for contractions of the peak measured before and after the cases too."""
+        if self.flops is None:
+            return self.round_limit_ms
+        return min(self.round_limit_ms, self.flops / limits.peak_gflops(self.dtype) / 1e6)
+
+
+def _compile(bound: Any, config: helion.Config | None, spent_s: float = 0.0) -> Compiled:
+    """Generate, lower and JIT one config (uncached), timed."""
     start = time.perf_counter()
-    bound = example.kernel.bind(args)
-    config = resolve_config(bound, case.config)
+    config = resolve_config(bound, config)
     generate_mlir(bound, config=config)
     engine = jit(bound, config)
-    compile_s = time.perf_counter() - start
+    seconds = spent_s + time.perf_counter() - start
     host = build_host_function(bound.host_function, engine.launch, config, engine.block_sizes)
-    result = host(*args)
-    torch.testing.assert_close(
-        result, example.reference(*args), rtol=2e-2, atol=2e-2, equal_nan=True
-    )
-    ours, eager = [], []
+    return Compiled(config, host, seconds)
+
+
+def mlir_kernel(kernel: Any, effort: str) -> helion.Kernel:
+    """A copy of a sample kernel on the `mlir` backend with the autotune effort: its
+    settings (static shapes, ...) and configs kept."""
+    settings = dataclasses.replace(kernel.settings, backend="mlir", autotune_effort=effort)
+    return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
+
+
+def autotuned(case: BenchCase, args: Args, effort: str) -> Compiled:
+    """Helion's own search through the `mlir` backend, then the config it found compiled."""
+    bound = mlir_kernel(EXAMPLES[case.example].kernel, effort).bind(args)
+    start = time.perf_counter()
+    config = bound.autotune(args, force=True)
+    return _compile(bound, config, time.perf_counter() - start)
+
+
+def _tensors(values: Any) -> list[torch.Tensor]:
+    values = values if isinstance(values, tuple) else (values,)
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _limit_probe(case: BenchCase, args: Args, reference: Any) -> Callable[[], float]:
+    """What measures, in one round, the least time the machine needs for the case's work:
+    its flops at the FMA peak of its dtype, else moving its tensors."""
+    if case.flops is None:
+        return roofline.Movement.of(_tensors(args), _tensors(reference)).best_ms
+    flops = case.flops(args)
+    return lambda: flops / roofline.peak_gflops(case.dtype) / 1e6
+
+
+def bench_case(case: BenchCase, args: Args, rounds: int, tuned: Compiled | None = None) -> Row:
+    """Compile once (uncached), check each config against eager, then alternate rounds of
+    ours (and the tuned config), eager and the machine doing the same work at its limit."""
+    example = EXAMPLES[case.example]
+    default = _compile(example.kernel.bind(args), case.config)
+    reference = example.reference(*args)
+    compiled = [default] if tuned is None else [default, tuned]
+    for each in compiled:
+        torch.testing.assert_close(
+            each.host(*args), reference, rtol=2e-2, atol=2e-2, equal_nan=True
+        )
+    least_ms = _limit_probe(case, args, reference)
+    ours: list[list[float]] = [[] for _ in compiled]
+    eager, limit = [], []
     for _ in range(rounds):
-        ours.append(_per_call_ms(lambda: host(*args), 0.05))
-        eager.append(_per_call_ms(lambda: example.reference(*args), 0.05))
-    ours_ms, eager_ms = statistics.median(ours), statistics.median(eager)
-    return {
-        "kernel": case.name,
-        "compile s": compile_s,
-        "ours ms": ours_ms,
-        "eager ms": eager_ms,
-        "eager/ours": eager_ms / ours_ms,
-        "throughput": _throughput(case, args, result, ours_ms),
-    }
+        for each, times in zip(compiled, ours):
+            times.append(_per_call_ms(functools.partial(each.host, *args), 0.05))
+        eager.append(_per_call_ms(functools.partial(example.reference, *args), 0.05))
+        limit.append(least_ms())
+    timed = [Timed(each, statistics.median(times)) for each, times in zip(compiled, ours)]
+    return Row(
+        kernel=case.name,
+        default=timed[0],
+        eager_ms=statistics.median(eager),
+        throughput=_throughput(case, args, reference, timed[0].ms),
+        flops=case.flops(args) if case.flops is not None else None,
+        dtype=case.dtype,
+        round_limit_ms=min(limit),
+        tuned=timed[1] if tuned is not None else None,
+    )
 
 
 def _throughput(case: BenchCase, args: Args, result: Any, ms: float) -> str:
     """GFLOP/s for contractions; else GB/s of the inputs read and the outputs written."""
     if case.flops is not None:
         return f"{case.flops(args) / ms / 1e6:.1f} GFLOP/s"
-    tensors = [
-        t
-        for t in (*args, *(result if isinstance(result, tuple) else (result,)))
-        if isinstance(t, torch.Tensor)
+    moved = sum(t.numel() * t.element_size() for t in (*_tensors(args), *_tensors(result)))
+    return f"{moved / ms / 1e6:.1f} GB/s"
+
+
+def _fraction(limit_ms: float, ms: float) -> str:
+    """The fraction of the limit reached; above 1.0 marked '!': a limit measured too low."""
+    fraction = limit_ms / ms
+    return f"{fraction:.3f}{'!' if fraction > 1.0 else ''}"
+
+
+def table_rows(rows: list[Row], limits: roofline.Limits) -> list[dict[str, Any]]:
+    """The table's cells per row, the geometric mean(s) of eager over ours last."""
+    cells = []
+    for row in rows:
+        limit = row.limit_ms(limits)
+        cell: dict[str, Any] = {
+            "kernel": row.kernel,
+            "compile s": row.default.compiled.seconds,
+            "ours ms": row.default.ms,
+            "eager ms": row.eager_ms,
+            "eager/ours": row.eager_ms / row.default.ms,
+            "throughput": row.throughput,
+            "ours/limit": _fraction(limit, row.default.ms),
+            "eager/limit": _fraction(limit, row.eager_ms),
+        }
+        if row.tuned is not None:
+            cell |= {
+                "tune s": row.tuned.compiled.seconds,
+                "tuned ms": row.tuned.ms,
+                "eager/tuned": row.eager_ms / row.tuned.ms,
+                "tuned/limit": _fraction(limit, row.tuned.ms),
+            }
+        cells.append(cell)
+    mean: dict[str, Any] = dict.fromkeys(cells[0], "") | {"kernel": "geometric mean"}
+    mean["eager/ours"] = geometric_mean([r.eager_ms / r.default.ms for r in rows])
+    if "eager/tuned" in mean:
+        mean["eager/tuned"] = geometric_mean([r.eager_ms / r.tuned.ms for r in rows if r.tuned])
+    return [*cells, mean]
+
+
+def over_the_limit(cells: list[dict[str, Any]]) -> list[str]:
+    """'kernel column' for every fraction above 1.0: each a measurement bug to look at."""
+    return [
+        f"{cell['kernel']} {key}"
+        for cell in cells
+        for key, value in cell.items()
+        if key.endswith("/limit") and str(value).endswith("!")
     ]
-    return f"{sum(t.numel() * t.element_size() for t in tensors) / ms / 1e6:.1f} GB/s"
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -169,32 +300,70 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([line(headers), sep, *(line(c) for c in cells)])
 
 
-def geometric_mean(rows: list[dict[str, Any]]) -> float:
-    return math.exp(statistics.fmean(math.log(r["eager/ours"]) for r in rows))
+def geometric_mean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+LIMIT_NOTE = (
+    "x/limit: the least time the machine needs over x's time; contractions: flops at the "
+    "FMA peak of their dtype; the rest: the longer of reading the inputs (our read kernel or "
+    "torch.sum, the faster) and writing fresh outputs (torch.empty().fill_), each at its own "
+    "size; best of the rounds"
+)
+
+
+def render(rows: list[Row], limits: roofline.Limits, title: str) -> str:
+    """The limits, the title, the table, and a loud line for any fraction above 1.0."""
+    cells = table_rows(rows, limits)
+    lines = [limits.header(), title, LIMIT_NOTE, format_table(cells)]
+    over = over_the_limit(cells)
+    if over:
+        lines.append(
+            "WARNING: above the machine's limit (a limit measured too low, or a bug): "
+            + ", ".join(over)
+        )
+    tuned = [f"  {r.kernel}: {r.tuned.compiled.config}" for r in rows if r.tuned is not None]
+    if tuned:
+        lines += ["tuned configs:", *tuned]
+    return "\n".join(lines)
+
+
+def _args_key(case: BenchCase, args: Args) -> tuple[Any, ...]:
+    """Cases of one kernel on equal inputs (matmul, matmul_64) share one search."""
+    return (case.example, *((t.dtype, tuple(t.shape)) for t in _tensors(args)))
 
 
 def main(
-    names: list[str] | None = None, rounds: int = 5, threads: int | None = None, size: str = "large"
+    names: list[str] | None = None,
+    rounds: int = 5,
+    threads: int | None = None,
+    size: str = "large",
+    autotune: str | None = None,
 ) -> str:
-    """Bench the named cases (default: the whole suite) on `threads` threads for both sides."""
+    """Bench the named cases (default: the whole suite) on `threads` threads for both
+    sides; with `autotune` ("quick" or "full") a tuned column too. The machine's limits are
+    measured before and after, the higher of each kept."""
     if threads is not None:
         torch.set_num_threads(threads)
     threads = torch.get_num_threads()
-    rows = [bench_case(CASES[name], size, rounds) for name in names or CASES]
-    gmean = geometric_mean(rows)
-    rows.append(
-        {
-            "kernel": "geometric mean",
-            "compile s": "",
-            "ours ms": "",
-            "eager ms": "",
-            "eager/ours": gmean,
-            "throughput": "",
-        }
+    measure = functools.partial(
+        roofline.measure, **({} if size == "large" else roofline.QUICK_MEASURE)
     )
-    table = (
-        f"{size} sizes, f32 unless named, {threads} thread(s), median of {rounds} rounds\n"
-        + format_table(rows)
-    )
+    limits = measure()
+    searched: dict[tuple[Any, ...], Compiled] = {}
+    rows = []
+    for name in names or CASES:
+        case = CASES[name]
+        args = case.args(size)
+        tuned = None
+        if autotune is not None:
+            key = _args_key(case, args)
+            if key not in searched:
+                searched[key] = autotuned(case, args, autotune)
+            tuned = searched[key]
+        rows.append(bench_case(case, args, rounds, tuned))
+    limits = limits.best(measure())
+    title = f"{size} sizes, f32 unless named, {threads} thread(s), median of {rounds} rounds"
+    table = render(rows, limits, title)
     print(table)
     return table

@@ -102,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="threads for ours and eager alike (default: torch.get_num_threads())",
     )
     bench.add_argument("--rounds", type=int, default=5, help="alternating rounds of ours and eager")
+    bench.add_argument(
+        "--autotune",
+        choices=("quick", "full"),
+        default=None,
+        help="also search each kernel with Helion's autotuner (this effort) through the mlir "
+        "backend and time the tuned config in its own columns",
+    )
     return parser
 
 
@@ -278,7 +285,7 @@ def cmd_bench(ns: argparse.Namespace) -> int:
         raise UsageError(f"unknown bench case {', '.join(unknown)}; known: {', '.join(CASES)}")
     if (ns.threads is not None and ns.threads < 1) or ns.rounds < 1:
         raise UsageError("--threads and --rounds take a positive count")
-    bench_main(ns.names or None, ns.rounds, ns.threads, ns.sizes)
+    bench_main(ns.names or None, ns.rounds, ns.threads, ns.sizes, ns.autotune)
     return 0
 
 

@@ -1,0 +1,451 @@
+"""The machine's limits, measured when the bench starts, so that each row says how close
+ours and eager come to what the machine can do, not only how they compare to each other.
+
+- FMA peak, f32 and (where the CPU has `avx512_bf16`) bf16 dot products: a kernel of ours,
+  MLIR text below, lowered through the package's own grid-to-OpenMP passes and JIT'd for the
+  host CPU as every kernel is. Each of torch's threads runs a loop of independent FMAs into
+  12 accumulators of 16 f32 lanes (enough chains to hide the FMA latency, few enough to stay
+  in registers): the figure is what our code generation reaches, not a datasheet's.
+- Copy bandwidth: a 256 MB `dst.copy_(src)` into a preallocated tensor and `src.clone()`
+  into a fresh one (the page faults a kernel pays for an output it allocates), bytes read
+  and written counted.
+- The memory limit of one kernel's tensors. A copy's rate bounds neither a kernel whose
+  data stay in the caches (16 MB are read at 110-170 GB/s, 4-6x a 256 MB copy) nor one that
+  only reads (a row sum has no pages to fault in). So the limit is the longer of reading the
+  inputs and writing the outputs into fresh tensors (`torch.empty(...).fill_`: pages fault
+  in exactly when the kernel's own outputs' do), each at the tensor's own size. Reading is
+  the faster of a read kernel of ours (8 streams per thread, a vector accumulator each,
+  repeated so that a launch is long: no per-call overhead on small buffers) and `torch.sum`
+  (faster on some buffers).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import functools
+import math
+import pathlib
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch_mlir import ir
+from torch_mlir.execution_engine import ExecutionEngine
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.passes.pipelines import apply, run_pipeline
+from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes, memref_descriptor
+from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
+
+MB = 1 << 20
+COPY_BYTES = 256 * MB
+# Writes are timed on at least this many bytes: below it torch's per-call overhead, not the
+# memory, sets the time (and a kernel writing less is held back by the same overhead).
+MIN_WRITE_BYTES = 1 * MB
+# A read launch goes over at least this many bytes (its buffer `reps` times over).
+READ_LAUNCH_BYTES = 64 * MB
+LANES = 16
+VEC = "vector<16xf32>"
+FMA_CHAINS = 12
+READ_STREAMS = 8
+
+
+@dataclass(frozen=True)
+class FmaKind:
+    """One FMA instruction of the peak kernel: its MLIR and the flops it does."""
+
+    name: str
+    operand: str  # defines %a, the multiplicand, from the f32 argument %x
+    step: str  # accumulator {acc} -> its next value
+    flops: int  # per instruction
+
+
+F32 = FmaKind(
+    "f32",
+    f"%a = vector.broadcast %x : f32 to {VEC}",
+    f"vector.fma %a, %a, {{acc}} : {VEC}",
+    2 * LANES,
+)
+# vdpbf16ps: per f32 lane, two bf16 products added into the accumulator.
+BF16 = FmaKind(
+    "bf16",
+    "%xb = arith.truncf %x : f32 to bf16\n    %a = vector.broadcast %xb : bf16 to vector<32xbf16>",
+    f"x86.avx512.dot {{acc}}, %a, %a : vector<32xbf16> -> {VEC}",
+    4 * LANES,
+)
+
+# The package's own grid lowering (scf.forall -> omp.parallel on torch's libgomp) runs
+# first; then the LLVM conversions, with the x86 dialect's intrinsics enabled, which the
+# kernels' pipeline does not need.
+_GRID = ("helion-grid-to-openmp", "helion-inline-alloca-scopes")
+_TO_LLVM = (
+    "builtin.module(convert-scf-to-cf,convert-vector-to-llvm{enable-x86=true},"
+    "convert-arith-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
+    "convert-openmp-to-llvm,reconcile-unrealized-casts)"
+)
+
+
+def _names(prefix: str, count: int) -> list[str]:
+    return [f"%{prefix}{i}" for i in range(count)]
+
+
+def _loop(
+    results: str, bounds: str, carried: list[str], inits: list[str], body: list[str]
+) -> list[str]:
+    """An scf.for carrying vector accumulators; `body` ends in its scf.yield."""
+    types = ", ".join([VEC] * len(carried))
+    args = ", ".join(f"{a} = {i}" for a, i in zip(carried, inits))
+    head = f"%{results}:{len(carried)} = scf.for {bounds} iter_args({args}) -> ({types}) {{"
+    return [head, *(f"  {line}" for line in body), "}"]
+
+
+def _yield(values: list[str]) -> str:
+    return f"scf.yield {', '.join(values)} : {', '.join([VEC] * len(values))}"
+
+
+def _store_sum(results: str, count: int) -> list[str]:
+    """Every accumulator summed into out[t], so none of the work is dead code."""
+    total, adds = f"%{results}#0", []
+    for i in range(1, count):
+        adds.append(f"%s{i} = arith.addf {total}, %{results}#{i} : {VEC}")
+        total = f"%s{i}"
+    return [
+        *adds,
+        f"%e = vector.reduction <add>, {total} : {VEC} into f32",
+        "memref.store %e, %out[%t] : memref<?xf32>",
+    ]
+
+
+def _func(signature: str, setup: list[str], program: list[str]) -> str:
+    """A func running `program` once per element t of %out (one per thread) on OpenMP."""
+    lines = [
+        f"func.func {signature} attributes {{llvm.emit_c_interface}} {{",
+        "  %c0 = arith.constant 0 : index",
+        "  %c1 = arith.constant 1 : index",
+        "  %n = memref.dim %out, %c0 : memref<?xf32>",
+        *(f"  {line}" for line in setup),
+        "  scf.forall (%t) in (%n) {",
+        *(f"    {line}" for line in program),
+        "  }",
+        "  return",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def peak_kernel(kind: FmaKind, chains: int = FMA_CHAINS) -> str:
+    """`@peak(out, iters, x)`: each program `iters` steps of `chains` independent FMAs.
+    The accumulators start at different values, so LLVM cannot merge equal chains."""
+    inits = [f"%z{i} = arith.constant dense<{i}.0> : {VEC}" for i in range(chains)]
+    carried, stepped = _names("a", chains), _names("b", chains)
+    steps = [f"{b} = {kind.step.format(acc=a)}" for a, b in zip(carried, stepped)]
+    loop = _loop(
+        "r", "%i = %c0 to %iters step %c1", carried, _names("z", chains), [*steps, _yield(stepped)]
+    )
+    return _func(
+        "@peak(%out: memref<?xf32>, %iters: index, %x: f32)",
+        [],
+        [*kind.operand.split("\n    "), *inits, *loop, *_store_sum("r", chains)],
+    )
+
+
+def read_kernel(streams: int = READ_STREAMS) -> str:
+    """`@read(out, src, reps)`: program t sums the t-th of len(out) equal parts of `src`,
+    `reps` times over. Its part is read as `streams` equal runs side by side, one vector
+    accumulator each: several streams per core keep more of memory's prefetches in flight
+    than one (at 64-256 MB, 8 streams read 1.3x faster than one). Each run must be a whole
+    number of vectors."""
+    carried, inner, stepped = _names("a", streams), _names("p", streams), _names("b", streams)
+    loads = []
+    for i, (p, b) in enumerate(zip(inner, stepped)):
+        loads += [
+            f"%i{i} = arith.constant {i} : index",
+            f"%d{i} = arith.muli %i{i}, %run : index",
+            f"%o{i} = arith.addi %j, %d{i} : index",
+            f"%v{i} = vector.load %src[%o{i}] : memref<?xf32>, {VEC}",
+            f"{b} = arith.addf {p}, %v{i} : {VEC}",
+        ]
+    run = _loop("q", "%j = %start to %end step %lanes", inner, carried, [*loads, _yield(stepped)])
+    reps = _loop(
+        "r",
+        "%rep = %c0 to %reps step %c1",
+        carried,
+        ["%zero"] * streams,
+        [*run, _yield([f"%q#{i}" for i in range(streams)])],
+    )
+    return _func(
+        "@read(%out: memref<?xf32>, %src: memref<?xf32>, %reps: index)",
+        [
+            f"%lanes = arith.constant {LANES} : index",
+            f"%streams = arith.constant {streams} : index",
+            f"%zero = arith.constant dense<0.0> : {VEC}",
+            "%len = memref.dim %src, %c0 : memref<?xf32>",
+            "%part = arith.divui %len, %n : index",
+            "%run = arith.divui %part, %streams : index",
+        ],
+        [
+            "%start = arith.muli %t, %part : index",
+            "%end = arith.addi %start, %run : index",
+            *reps,
+            *_store_sum("r", streams),
+        ],
+    )
+
+
+def compile_module(text: str, name: str, probe: bool = False) -> ExecutionEngine | None:
+    """One of our kernels JIT'd for the host CPU. With `probe`, LLVM first generates its
+    code in a forked child (as `jit` does for bf16): None if it cannot, instead of an abort
+    that would end the bench."""
+    with mlir_context():
+        module = ir.Module.parse(text)
+    apply(module, _GRID)
+    run_pipeline(module, _TO_LLVM, "roofline")
+    apply(module, ["helion-define-openmp-entry-points"])
+    if probe and codegen_crashes(module, name, OPT_LEVEL):
+        return None
+    openmp_runtime()
+    with mlir_context():
+        return ExecutionEngine(module, opt_level=OPT_LEVEL)
+
+
+def _pointer(value: Any) -> Any:
+    """An ExecutionEngine.invoke argument: a tensor as a memref descriptor, an int as index."""
+    if isinstance(value, torch.Tensor):
+        return ctypes.pointer(ctypes.pointer(memref_descriptor(value)))
+    return ctypes.pointer(
+        ctypes.c_float(value) if isinstance(value, float) else ctypes.c_int64(value)
+    )
+
+
+def _launch(engine: ExecutionEngine, name: str, *args: Any) -> float:
+    """Seconds of one launch on torch's threads (`out`, one sum per thread, comes first
+    and is checked finite)."""
+    out = torch.zeros(torch.get_num_threads())
+    pointers = [_pointer(a) for a in (out, *args)]
+    use_torch_threads()
+    start = time.perf_counter()
+    engine.invoke(name, *pointers)
+    seconds = time.perf_counter() - start
+    if not torch.isfinite(out).all():
+        raise RuntimeError(f"the roofline kernel @{name} computed {out.tolist()}")
+    return seconds
+
+
+def fma_peak(kind: FmaKind, seconds: float = 0.05, repeats: int = 5) -> float | None:
+    """GFLOP/s of the peak kernel on torch's threads, best of `repeats` launches of about
+    `seconds` each; None when LLVM cannot generate the kernel for this CPU."""
+    engine = _peak_engine(kind)
+    if engine is None:
+        return None
+    probe = 1 << 16
+    _launch(engine, "peak", probe, 1e-3)  # the first launch starts threads, resolves symbols
+    iters = max(probe, int(probe * seconds / max(_launch(engine, "peak", probe, 1e-3), 1e-6)))
+    best = min(_launch(engine, "peak", iters, 1e-3) for _ in range(repeats))
+    return torch.get_num_threads() * iters * FMA_CHAINS * kind.flops / best / 1e9
+
+
+@functools.cache
+def _peak_engine(kind: FmaKind) -> ExecutionEngine | None:
+    return compile_module(peak_kernel(kind), "peak", probe=kind is not F32)
+
+
+@functools.cache
+def _read_engine() -> ExecutionEngine:
+    engine = compile_module(read_kernel(), "read")
+    assert engine is not None  # f32 loads and adds compile on every target
+    return engine
+
+
+def _best_seconds(fn: Callable[[], Any], repeats: int) -> float:
+    """The fastest of `repeats` calls after one warm-up: a limit is the best the machine
+    did, and a neighbour on the machine only ever slows a call down."""
+    fn()
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Reads a buffer as large as a tensor with the read kernel: each thread a whole number
+    of the kernel's steps, `reps` times over so a launch moves READ_LAUNCH_BYTES."""
+
+    buffer: torch.Tensor
+    reps: int
+
+    @classmethod
+    def like(cls, nbytes: int) -> Reader:
+        step = LANES * READ_STREAMS * torch.get_num_threads()
+        numel = max(step, -(-nbytes // 4 // step) * step)
+        return cls(torch.ones(numel), max(1, READ_LAUNCH_BYTES // (numel * 4)))
+
+    def gbs(self, repeats: int) -> float:
+        """GB/s, the faster of our read kernel and `torch.sum` (as fast or faster on large
+        buffers; far slower on small ones, where its per-call overhead is the time), each
+        the best of `repeats`."""
+        nbytes = self.buffer.numel() * 4
+        launch = functools.partial(_launch, _read_engine(), "read", self.buffer, self.reps)
+        ours = nbytes * self.reps / _best_seconds(launch, repeats)
+        return max(ours, nbytes / _best_seconds(self.buffer.sum, repeats)) / 1e9
+
+
+def read_gbs(nbytes: int, repeats: int = 5) -> float:
+    """GB/s of reading a buffer of `nbytes` (Reader.gbs), on torch's threads."""
+    return Reader.like(nbytes).gbs(repeats)
+
+
+def copy_gbs(nbytes: int = COPY_BYTES, fresh: bool = False, repeats: int = 5) -> float:
+    """GB/s (bytes read + written) of copying `nbytes` into a preallocated tensor, or with
+    `fresh` into a new one (`clone`)."""
+    src = torch.ones(nbytes // 4)
+    dst = torch.empty_like(src)
+    copy: Callable[[], Any] = src.clone if fresh else functools.partial(dst.copy_, src)
+    return 2 * nbytes / _best_seconds(copy, repeats) / 1e9
+
+
+def _fill_fresh(numel: int) -> torch.Tensor:
+    return torch.empty(numel).fill_(1.0)
+
+
+def _nbytes(tensor: torch.Tensor) -> int:
+    return tensor.numel() * tensor.element_size()
+
+
+@dataclass(frozen=True)
+class Movement:
+    """Stand-ins for one kernel's tensors: a reader per input, and per output the f32
+    elements to allocate and fill (at least MIN_WRITE_BYTES) with the output's share."""
+
+    reads: tuple[tuple[Reader, int], ...]  # reader, the input's bytes
+    writes: tuple[tuple[int, float], ...]
+
+    @classmethod
+    def of(cls, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]) -> Movement:
+        reads = tuple((Reader.like(_nbytes(t)), _nbytes(t)) for t in inputs)
+        sizes = [max(_nbytes(t), MIN_WRITE_BYTES) for t in outputs]
+        writes = tuple((size // 4, _nbytes(t) / size) for t, size in zip(outputs, sizes))
+        return cls(reads, writes)
+
+    def best_ms(self, repeats: int = 3) -> float:
+        """The least time moving the tensors takes: the longer of reading every input and
+        writing every output into a fresh tensor, each at the best of `repeats`. Reads
+        and writes may overlap, so the longer, not the sum, bounds it."""
+        read = sum(nbytes / reader.gbs(repeats) / 1e9 for reader, nbytes in self.reads)
+        write = sum(
+            share * _best_seconds(functools.partial(_fill_fresh, numel), repeats)
+            for numel, share in self.writes
+        )
+        return max(read, write) * 1e3
+
+
+def _cpuinfo(key: str) -> str | None:
+    """The first value of `key` in /proc/cpuinfo, if there is one."""
+    cpuinfo = pathlib.Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    found = (line.split(":", 1)[1].strip() for line in lines if line.split(":")[0].strip() == key)
+    return next(found, None)
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags; empty where /proc/cpuinfo has none."""
+    return set((_cpuinfo("flags") or "").split())
+
+
+def cpu_model() -> str:
+    """The CPU's model name, else what Python knows of the processor."""
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the machine can do, on the bench's thread count."""
+
+    cpu: str
+    threads: int
+    f32_gflops: float
+    bf16_gflops: float | None
+    bf16_missing: str  # why there is no bf16 peak; empty when there is one
+    copy_bytes: int
+    read_gbs: float
+    copy_gbs: float
+    fresh_copy_gbs: float
+
+    def peak_gflops(self, dtype: torch.dtype) -> float:
+        """The FMA peak a contraction of `dtype` operands is held to: bf16 dot products
+        where measured, else f32."""
+        if dtype == torch.bfloat16 and self.bf16_gflops is not None:
+            return self.bf16_gflops
+        return self.f32_gflops
+
+    def best(self, other: Limits) -> Limits:
+        """Each limit the higher of two measurements: a busy neighbour only ever lowers one."""
+        bf16 = [g for g in (self.bf16_gflops, other.bf16_gflops) if g is not None]
+        return dataclasses.replace(
+            self,
+            f32_gflops=max(self.f32_gflops, other.f32_gflops),
+            bf16_gflops=max(bf16) if bf16 else None,
+            read_gbs=max(self.read_gbs, other.read_gbs),
+            copy_gbs=max(self.copy_gbs, other.copy_gbs),
+            fresh_copy_gbs=max(self.fresh_copy_gbs, other.fresh_copy_gbs),
+        )
+
+    def header(self) -> str:
+        bf16 = (
+            f"{self.bf16_gflops:.1f} GFLOP/s (vdpbf16ps)"
+            if self.bf16_gflops is not None
+            else self.bf16_missing
+        )
+        return (
+            f"machine: {self.cpu}, {self.threads} thread(s); FMA peak f32 "
+            f"{self.f32_gflops:.1f} GFLOP/s, bf16 {bf16}; {self.copy_bytes // MB} MB: read "
+            f"{self.read_gbs:.1f} GB/s, copy {self.copy_gbs:.1f} GB/s preallocated, "
+            f"{self.fresh_copy_gbs:.1f} GB/s fresh (read + written)"
+        )
+
+
+def peak_gflops(dtype: torch.dtype, seconds: float = 0.02, repeats: int = 2) -> float:
+    """The FMA peak a contraction of `dtype` operands is held to, measured now: bf16 dot
+    products where the CPU has them, else f32."""
+    if dtype == torch.bfloat16 and "avx512_bf16" in cpu_flags():
+        bf16 = fma_peak(BF16, seconds, repeats)
+        if bf16 is not None:
+            return bf16
+    f32 = fma_peak(F32, seconds, repeats)
+    assert f32 is not None  # f32 FMAs compile on every target
+    return f32
+
+
+def _bf16_peak(fma_seconds: float, repeats: int) -> tuple[float | None, str]:
+    """The bf16 dot-product peak, or None and why there is none."""
+    if "avx512_bf16" not in cpu_flags():
+        return None, "unavailable (no avx512_bf16)"
+    peak = fma_peak(BF16, fma_seconds, repeats)
+    return peak, "" if peak is not None else "unavailable (LLVM cannot compile vdpbf16ps)"
+
+
+def measure(copy_bytes: int = COPY_BYTES, fma_seconds: float = 0.05, repeats: int = 5) -> Limits:
+    """The machine's limits on torch's current thread count."""
+    f32 = peak_gflops(torch.float32, fma_seconds, repeats)
+    bf16, missing = _bf16_peak(fma_seconds, repeats)
+    return Limits(
+        cpu=cpu_model(),
+        threads=torch.get_num_threads(),
+        f32_gflops=f32,
+        bf16_gflops=bf16,
+        bf16_missing=missing,
+        copy_bytes=copy_bytes,
+        read_gbs=read_gbs(copy_bytes, repeats),
+        copy_gbs=copy_gbs(copy_bytes, fresh=False, repeats=repeats),
+        fresh_copy_gbs=copy_gbs(copy_bytes, fresh=True, repeats=repeats),
+    )
+
+
+# For small inputs (`--sizes small`, tests): 16 MB buffers, 10 ms FMA launches.
+QUICK_MEASURE: dict[str, Any] = {"copy_bytes": 16 * MB, "fma_seconds": 0.01, "repeats": 3}

@@ -1,0 +1,206 @@
+"""The roofline bench: the machine's limits measured by small kernels of ours, each case's
+fraction of them, and the table's columns (default and tuned)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import helion
+import pytest
+import torch
+from helion.runtime.kernel import BoundKernel
+
+from helion_fx_mlir.tools import bench, roofline
+
+
+def _positive(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value > 0
+
+
+def test_fma_peaks_are_positive_and_finite() -> None:
+    assert _positive(roofline.fma_peak(roofline.F32, seconds=0.005, repeats=2))
+    bf16 = roofline.fma_peak(roofline.BF16, seconds=0.005, repeats=2)
+    assert _positive(bf16) if "avx512_bf16" in roofline.cpu_flags() else bf16 is None
+
+
+def test_peak_kernel_does_every_fma() -> None:
+    """Each of the 12 chains (started at its index) adds x * x per step into every lane, and
+    all of them reach the stored sum: no chain is dead code LLVM could drop."""
+    out = torch.zeros(torch.get_num_threads())
+    args = [roofline._pointer(a) for a in (out, 1000, 0.5)]
+    roofline._peak_engine(roofline.F32).invoke("peak", *args)
+    expected = roofline.LANES * sum(i + 1000 * 0.25 for i in range(roofline.FMA_CHAINS))
+    assert out.tolist() == [expected] * out.numel()
+
+
+def test_bandwidths_on_small_buffers_are_positive_and_finite() -> None:
+    assert _positive(roofline.read_gbs(64 * 1024, repeats=2))
+    assert _positive(roofline.copy_gbs(1 << 20, fresh=False, repeats=2))
+    assert _positive(roofline.copy_gbs(1 << 20, fresh=True, repeats=2))
+    movement = roofline.Movement.of([torch.ones(1000), torch.ones(10)], [torch.ones(1000)])
+    assert _positive(movement.best_ms(repeats=2))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_read_kernel_reads_every_element(threads: int) -> None:
+    """The rate is honest only if the kernel reads the whole buffer, `reps` times, on every
+    thread (values small enough that every f32 partial sum is exact)."""
+    torch.set_num_threads(threads)
+    reader = roofline.Reader.like(5000 * 4)
+    values = torch.randint(0, 8, reader.buffer.shape, generator=torch.Generator().manual_seed(0))
+    reader.buffer.copy_(values)
+    out = torch.zeros(torch.get_num_threads())
+    args = [roofline._pointer(a) for a in (out, reader.buffer, reader.reps)]
+    roofline._read_engine().invoke("read", *args)
+    assert out.sum().item() == reader.buffer.double().sum().item() * reader.reps
+
+
+def test_measured_limits_print_as_a_header() -> None:
+    limits = roofline.measure(**roofline.QUICK_MEASURE)
+    header = limits.header()
+    assert all(
+        _positive(v) for v in (limits.f32_gflops, limits.read_gbs, limits.copy_gbs)
+    ) and _positive(limits.fresh_copy_gbs)
+    assert f"FMA peak f32 {limits.f32_gflops:.1f} GFLOP/s" in header
+    assert "GB/s preallocated" in header and "GB/s fresh" in header
+
+
+def _fractions(table: str) -> list[float]:
+    """Every x/limit cell of the table, '!' (above 1.0) dropped."""
+    lines = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("|")]
+    headers = [h.strip() for h in lines[0]]
+    columns = [i for i, h in enumerate(headers) if h.endswith("/limit")]
+    return [
+        float(row[i].strip().rstrip("!")) for row in lines[2:] for i in columns if row[i].strip()
+    ]
+
+
+def test_every_fraction_of_a_tiny_case_is_within_the_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Small inputs: ours, eager, memory-bound and contraction, all at most the machine's
+    limit; above it is a measurement bug."""
+    table = bench.main(["add", "attention"], rounds=1, threads=1, size="small")
+    fractions = _fractions(table)
+    assert len(fractions) == 4
+    assert all(0 < f <= 1 for f in fractions), table
+    assert "WARNING" not in table
+
+
+LIMITS = roofline.Limits(
+    cpu="test cpu",
+    threads=2,
+    f32_gflops=100.0,
+    bf16_gflops=None,
+    bf16_missing="unavailable (no avx512_bf16)",
+    copy_bytes=256 * roofline.MB,
+    read_gbs=40.0,
+    copy_gbs=30.0,
+    fresh_copy_gbs=6.0,
+)
+
+
+def _timed(ms: float, seconds: float = 0.5) -> bench.Timed:
+    return bench.Timed(bench.Compiled(helion.Config(block_sizes=[16]), print, seconds), ms)
+
+
+def _row(kernel: str, ms: float, tuned_ms: float | None = None, **work: Any) -> bench.Row:
+    return bench.Row(
+        kernel=kernel,
+        default=_timed(ms),
+        eager_ms=2.0,
+        throughput="1.0 GB/s",
+        flops=work.get("flops"),
+        dtype=work.get("dtype", torch.float32),
+        round_limit_ms=work.get("round_limit_ms", math.inf),
+        tuned=_timed(tuned_ms, 30.0) if tuned_ms is not None else None,
+    )
+
+
+def test_table_has_limit_columns_and_flags_a_fraction_above_one() -> None:
+    rows = [_row("mm", 4.0, flops=2e8), _row("copy", 0.5, round_limit_ms=1.0)]
+    table = bench.render(rows, LIMITS, "title")
+    lines = table.splitlines()
+    assert lines[0] == LIMITS.header() and lines[1] == "title"
+    assert "bf16 unavailable (no avx512_bf16)" in lines[0]
+    headers = [h.strip() for h in lines[3].split("|")[1:-1]]
+    assert headers == [
+        "kernel",
+        "compile s",
+        "ours ms",
+        "eager ms",
+        "eager/ours",
+        "throughput",
+        "ours/limit",
+        "eager/limit",
+    ]
+    # mm: 2e8 flops at 100 GFLOP/s is 2 ms: 0.5 of ours (4 ms), 1.0 of eager (2 ms)
+    assert _fractions(table) == [0.5, 1.0, 2.0, 0.5]
+    assert "2.000!" in table
+    assert (
+        lines[-1].startswith("WARNING: above the machine's limit")
+        and "copy ours/limit" in lines[-1]
+    )
+    assert "mm " not in lines[-1]
+
+
+def test_tuned_columns_and_their_geometric_mean() -> None:
+    rows = [
+        _row("a", 4.0, tuned_ms=1.0, round_limit_ms=0.5),
+        _row("b", 1.0, tuned_ms=1.0, round_limit_ms=0.5),
+    ]
+    cells = bench.table_rows(rows, LIMITS)
+    assert list(cells[0])[-4:] == ["tune s", "tuned ms", "eager/tuned", "tuned/limit"]
+    assert cells[0]["tuned/limit"] == "0.500" and cells[0]["tune s"] == 30.0
+    mean = cells[-1]
+    assert mean["kernel"] == "geometric mean"
+    assert mean["eager/ours"] == pytest.approx(math.sqrt(0.5 * 2.0))
+    assert mean["eager/tuned"] == pytest.approx(2.0)
+    assert "tuned configs:" in bench.render(rows, LIMITS, "title")
+
+
+def test_bf16_contractions_are_held_to_the_bf16_peak() -> None:
+    with_bf16 = dataclasses.replace(LIMITS, bf16_gflops=400.0)
+    row = _row("mm", 1.0, flops=4e8, dtype=torch.bfloat16)
+    assert row.limit_ms(LIMITS) == pytest.approx(4.0)  # no bf16 peak: the f32 one
+    assert row.limit_ms(with_bf16) == pytest.approx(1.0)
+
+
+def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype() -> None:
+    """bf16 cases against vdpbf16ps (2 products per f32 lane) where the CPU has it."""
+    f32 = roofline.peak_gflops(torch.float32, repeats=5)
+    bf16 = roofline.peak_gflops(torch.bfloat16, repeats=5)
+    assert bf16 > 1.3 * f32 if "avx512_bf16" in roofline.cpu_flags() else bf16 < 1.3 * f32
+    case = bench.CASES["matmul"]
+    args = case.args("small")
+    least_ms = bench._limit_probe(case, args, None)()
+    expected = case.flops(args) / f32 / 1e6
+    assert expected / 3 < least_ms < expected * 3
+
+
+def test_the_tuned_kernel_keeps_the_sample_kernels_settings() -> None:
+    example = bench.EXAMPLES["matmul"].kernel
+    tuned = bench.mlir_kernel(example, "quick")
+    assert tuned.settings.backend == "mlir" and tuned.settings.autotune_effort == "quick"
+    assert tuned.settings.static_shapes == example.settings.static_shapes
+    assert tuned.fn is example.fn and example.settings.backend != "mlir"
+
+
+def test_autotuned_compiles_what_the_search_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tuned column runs the config `bound.autotune(args, force=True)` returns."""
+    found = helion.Config(block_sizes=[32, 16, 16])
+    calls: list[dict[str, Any]] = []
+
+    def search(self: Any, args: Any, **options: Any) -> helion.Config:
+        calls.append(options)
+        return found
+
+    monkeypatch.setattr(BoundKernel, "autotune", search)
+    case = bench.CASES["matmul"]
+    args = case.args("small")
+    tuned = bench.autotuned(case, args, "quick")
+    assert calls == [{"force": True}]
+    assert tuned.config["block_sizes"] == [32, 16, 16]
+    torch.testing.assert_close(tuned.host(*args), args[0] @ args[1], rtol=1e-4, atol=1e-4)
