@@ -15,6 +15,7 @@ from helion.autotuner.base_search import BaseSearch
 
 import helion_fx_mlir  # noqa: F401 - registers the backend
 from helion_fx_mlir.errors import LoweringError
+from helion_fx_mlir.runtime import jit
 from helion_fx_mlir.runtime.autotune import IGNORED_CONFIG_KEYS, tune
 
 
@@ -85,3 +86,33 @@ def test_a_kernel_no_config_of_which_lowers_raises_our_error(cache: pathlib.Path
     kernel = helion.kernel(fixed_point, backend="mlir", autotune_effort="quick")
     with pytest.raises(LoweringError, match=r"inline_asm_elementwise.*no lowering rule"):
         kernel(torch.randn(10))
+
+
+def test_a_config_that_fails_to_lower_is_skipped_with_one_line(
+    cache: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Helion's search over `configs=`: the one our compile rejects is skipped, with one
+    line naming it, and the other runs."""
+    compile_ = jit._compile
+
+    def reject_wide(bound: Any, config: Any, bounds_checks: bool) -> jit.Engine:
+        if config.config["block_sizes"][1] == 64:
+            raise LoweringError("this config cannot be lowered (rejected on purpose)")
+        return compile_(bound, config, bounds_checks)
+
+    monkeypatch.setattr(jit, "_compile", reject_wide)
+    good, bad = helion.Config(block_sizes=[16, 32]), helion.Config(block_sizes=[16, 64])
+    kernel = helion.kernel(
+        scaled_bias,
+        backend="mlir",
+        static_shapes=True,
+        configs=[bad, good],
+        autotune_effort="quick",
+    )
+    args = inputs()
+    torch.testing.assert_close(kernel(*args), expected(*args))
+    assert kernel.bind(args)._config == good
+    err = capfd.readouterr().err
+    skipped = [line for line in err.splitlines() if "Skipping config" in line]
+    assert len(skipped) == 1 and "block_sizes=[16, 64]" in skipped[0], err
+    assert "Traceback" not in err
