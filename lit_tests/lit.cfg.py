@@ -21,5 +21,7 @@ config.environment["PATH"] = os.pathsep.join(
     [str(root / ".venv" / "bin"), os.environ.get("PATH", "")]
 )
 config.environment["PYTHONPATH"] = str(src)
+# Every run compiles (and the user's cache of compiled kernels stays as it was).
+config.environment["HELION_FX_MLIR_DISK_CACHE"] = "0"
 config.substitutions.append(("%examples", str(src / "helion_fx_mlir" / "examples")))
 config.substitutions.append(("FileCheck", "filecheck"))

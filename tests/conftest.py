@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, UpstreamTools, find_tools
+
+# Each test compiles what it runs: the disk cache of compiled kernels would let a kernel
+# compiled by an earlier test (or run) skip the code a test patches. The cache's own tests
+# turn it on, in a directory of their own.
+os.environ["HELION_FX_MLIR_DISK_CACHE"] = "0"
+# A kernel without a config runs the default one, as in Helion's own tests; the autotuning
+# tests ask for a search on the kernel (`autotune_effort=`).
+os.environ["HELION_AUTOTUNE_EFFORT"] = "none"
 
 CASES = [
     pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}")

@@ -9,7 +9,9 @@ was, so the compiled MLIR func runs exactly where Helion would launch its kernel
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
+import importlib
 import inspect
 import sys
 import textwrap
@@ -100,29 +102,82 @@ def _eager_language() -> types.SimpleNamespace:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class HostProgram:
+    """What the host function is built from: the host source, the kernel function whose
+    globals and closure it reads, and the modules Helion names it imports (by alias).
+    `to_json`/`from_json` carry it to a new process that never binds the kernel."""
+
+    name: str
+    source: str
+    fn: Callable[..., Any]
+    imports: dict[str, tuple[str, str | None]]  # alias -> (module, member)
+    values: dict[str, Any] | None = None  # alias -> the imported value, when traced here
+
+    @classmethod
+    def of(cls, host_function: Any) -> HostProgram:
+        imported = host_function.global_imports.values()
+        return cls(
+            host_function.name,
+            host_source(host_function),
+            host_function.fn,
+            {i.alias: (i.module, i.member) for i in imported},
+            {i.alias: i.value for i in imported},
+        )
+
+    def modules(self) -> dict[str, Any]:
+        """The imported values by alias. Helion names module globals by the module they
+        live in (`_source_module.scale`), which code Helion generates may not register."""
+        values: dict[str, Any] = {SOURCE_MODULE: _source_module(self.fn)}
+        if self.values is not None:
+            return {**values, **self.values}
+        for alias, (module, member) in self.imports.items():
+            if alias != SOURCE_MODULE or module in sys.modules:
+                imported = importlib.import_module(module)
+                values[alias] = getattr(imported, member) if member is not None else imported
+        return values
+
+    def portable(self) -> bool:
+        """Whether importing each module by name gives the value traced here, as a new
+        process rebuilding the program from JSON would."""
+        if self.values is None:
+            return True
+        try:
+            rebuilt = dataclasses.replace(self, values=None).modules()
+        except (ImportError, AttributeError):
+            return False
+        return all(rebuilt.get(alias) is value for alias, value in self.values.items())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "imports": self.imports}
+
+    @classmethod
+    def from_json(cls, fields: dict[str, Any], fn: Callable[..., Any]) -> HostProgram:
+        imports = {alias: (module, member) for alias, (module, member) in fields["imports"].items()}
+        return cls(fields["name"], fields["source"], fn, imports)
+
+
 def build_host_function(
-    host_function: Any,
+    host: Any,
     launch: Callable[[dict[str, Any]], None],
     config: Any,
     block_sizes: dict[int, int],
 ) -> Callable[..., Any]:
-    """Compile the host source against the kernel's globals and closure. As in Helion's
-    host code, `hl.register_tunable` gives the config's value and `hl.register_block_size`
-    the config's block size (`block_sizes`, by block id): the device uses the same ones."""
-    fn = host_function.fn
+    """Compile the host source (of a `HostProgram`, or of Helion's HostFunction) against
+    the kernel's globals and closure. As in Helion's host code, `hl.register_tunable`
+    gives the config's value and `hl.register_block_size` the config's block size
+    (`block_sizes`, by block id): the device uses the same ones."""
+    program = host if isinstance(host, HostProgram) else HostProgram.of(host)
+    fn = program.fn
     scope = {name: _eager(value) for name, value in fn.__globals__.items()}
     scope.update(inspect.getclosurevars(fn).nonlocals)
-    # Helion names module globals by the module they live in (`_source_module.scale`).
-    modules = {
-        SOURCE_MODULE: _source_module(fn),
-        **{imported.alias: imported.value for imported in host_function.global_imports.values()},
-    }
+    modules = program.modules()
     scope = _with_tunables(scope, config)
     scope[BLOCK_SIZE] = block_sizes.__getitem__
     scope[LAUNCH] = lambda variables: launch({**modules, **variables})
-    code = compile(host_source(host_function), fn.__code__.co_filename, "exec")
+    code = compile(program.source, fn.__code__.co_filename, "exec")
     exec(code, scope)
-    return scope[host_function.name]
+    return scope[program.name]
 
 
 def _source_module(fn: Any) -> Any:

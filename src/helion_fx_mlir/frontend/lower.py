@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from helion_fx_mlir.frontend.signature import KernelSignature
 
 if TYPE_CHECKING:
     import helion
-
-    from helion_fx_mlir.frontend.lowering_context import KernelArgInfo
-
-
-@dataclass(frozen=True)
-class KernelSignature:
-    """How to call the kernel's func: its name, its arguments (tensors, then scalars, in
-    func order) and the tensors it returns; the config it was lowered for (resolved, so
-    the host code runs with the same block sizes) and those block sizes."""
-
-    name: str
-    args: tuple[KernelArgInfo, ...]
-    outputs: tuple[KernelArgInfo, ...]
-    config: helion.Config
-    block_sizes: dict[int, int]
 
 
 def lower_kernel(

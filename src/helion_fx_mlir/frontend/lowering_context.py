@@ -22,21 +22,7 @@ from helion_fx_mlir.frontend.emitter import (
 from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
 from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
-
-
-@dataclass(frozen=True)
-class KernelArgInfo:
-    """One func argument: a host tensor (parameter or host-allocated) or a scalar."""
-
-    name: str
-    index: int
-    is_tensor: bool
-    dtype: torch.dtype
-    shape: tuple[Any, ...]
-    mlir_type: str
-    ssa_name: str
-    is_parameter: bool
-    host_size: tuple[str, int] | None = None  # a size read on the host: (tensor variable, dim)
+from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
 
 
 @dataclass(frozen=True)
@@ -349,9 +335,6 @@ def _kernel_args(bound_kernel: Any, facts: GraphFacts, graph_ids: list[int]) -> 
         elt = torch_dtype_to_mlir_element_type(dtype)
         args.append(KernelArgInfo(name, len(args), False, dtype, (), elt, _ssa(name, args), True))
     return args
-
-
-RNG_SEEDS = "rng_seeds"
 
 
 def rng_seed_count(facts: GraphFacts, graph_ids: list[int]) -> int:

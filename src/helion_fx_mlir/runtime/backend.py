@@ -8,20 +8,22 @@ always prints Triton. Those two methods are wrapped, and only for kernels whose 
 is `mlir`: `compile_config` returns the kernel's host code launching our JIT'd device code
 (`runtime.host_for_config`, what `compile_kernel` uses), `to_code` returns the MLIR.
 Everything else (binding, argument checks, specialization, `set_config`, `configs=`,
-Helion's caches and fast call paths) is Helion's own.
+Helion's caches and fast call paths, the autotuner's search) is Helion's own; the
+backend gives the search CPU timers and a CPU cache (`runtime/autotune.py`).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
 import torch
+from helion import exc
 from helion._compiler.backend_registry import register_compiler_backend
 from helion._compiler.triton.backend import TritonBackend
+from helion.autotuner.benchmarking import do_bench_generic, interleaved_bench_generic
 
 from helion_fx_mlir.errors import HelionMLIRError
 
@@ -39,26 +41,76 @@ class MLIRBackend(TritonBackend):
     def codegen_name(self) -> str:
         return "triton"
 
+    def supports_config_key(self, key: str) -> bool:
+        """Triton's knobs leave the config space: they do not change our code."""
+        from helion_fx_mlir.runtime.autotune import IGNORED_CONFIG_KEYS
+
+        return key not in IGNORED_CONFIG_KEYS and super().supports_config_key(key)
+
+    def supports_precompile(self) -> bool:
+        """Configs compile in process: no Triton compile to fork, hang or crash."""
+        return False
+
+    def get_do_bench(self) -> Callable[..., float | tuple[float, ...]]:
+        """Wall-clock timing: CPU kernels have no device events."""
+        return do_bench_generic
+
+    def get_interleaved_bench(self) -> Callable[..., list[float]]:
+        return interleaved_bench_generic
+
+    def classify_autotune_exception(self, err: BaseException) -> str | None:
+        """A config we cannot lower or compile is skipped with a warning; anything else
+        is Helion's to judge."""
+        return "warn" if isinstance(err, HelionMLIRError) else None
+
     def autotune(
         self, bound_kernel: Any, args: Sequence[object], *, force: bool = True, **kwargs: object
     ) -> Any:
-        """No search on CPU yet: the kernel's first config, else the spec's default."""
-        configs = bound_kernel.kernel.configs
-        config = configs[0] if configs and not force else bound_kernel.config_spec.default_config()
-        print(
-            f"[helion-fx-mlir] {bound_kernel.kernel.name}: no CPU autotuning yet, using {config}",
-            file=sys.stderr,
-        )
-        return config
+        """Helion's search (or its `configs=`, or `autotune_effort="none"`'s default
+        config), timing our JIT'd code, the best config cached for this CPU."""
+        from helion_fx_mlir.runtime.autotune import prepare
+
+        prepare(bound_kernel)
+        try:
+            return super().autotune(bound_kernel, args, force=force, **kwargs)
+        except exc.InvalidConfig as err:
+            raise _our_error(err) from None
+
+
+def _our_error(err: BaseException) -> BaseException:
+    """Our error behind Helion's "reference config failed" (a kernel no config of which
+    lowers): it names the node, its target and the kernel line."""
+    cause: BaseException | None = err
+    while cause is not None and not isinstance(cause, HelionMLIRError):
+        cause = cause.__cause__ or cause.__context__
+    return cause or err
 
 
 def install(kernel_module: ModuleType) -> None:
-    """Register the backend and wrap the two BoundKernel methods (once)."""
+    """Register the backend and wrap the two BoundKernel methods and the kernel's call
+    (once)."""
     register_compiler_backend(MLIRBackend)
     bound = kernel_module.BoundKernel
     if not getattr(bound.compile_config, "_mlir_backend", False):
         bound.compile_config = _for_mlir(bound.compile_config, _compile_config)
         bound.to_code = _for_mlir(bound.to_code, _to_code)
+        kernel = kernel_module.Kernel
+        kernel.__call__ = _kernel_call(kernel.__call__)
+
+
+def _kernel_call(helion_call: Callable[..., Any]) -> Callable[..., Any]:
+    """A kernel of the mlir backend first looks for its call in the disk cache
+    (`runtime/launchers.py`): a new process then skips binding it."""
+
+    @functools.wraps(helion_call)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.settings.backend != NAME:
+            return helion_call(self, *args, **kwargs)
+        from helion_fx_mlir.runtime.launchers import call as launch
+
+        return launch(self, helion_call, args, kwargs)
+
+    return call
 
 
 def _for_mlir(original: Callable[..., Any], ours: Callable[..., Any]) -> Callable[..., Any]:

@@ -12,17 +12,13 @@ from typing import Any
 import helion
 import torch
 from torch._inductor import inductor_prims
-from torch_mlir.execution_engine import ExecutionEngine
 
 from helion_fx_mlir import processes
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
-from helion_fx_mlir.frontend.lowering_context import RNG_SEEDS, KernelArgInfo, resolve_config
-from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes.pipelines import to_llvm_module
-from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
+from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
+from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
 
 
@@ -61,9 +57,12 @@ def _host_value(arg: KernelArgInfo, scope: dict[str, Any]) -> Any:
 
 @dataclass
 class Engine:
-    """A JIT-compiled kernel func: inputs, then one caller-owned buffer per output."""
+    """A compiled kernel func: inputs, then one caller-owned buffer per output. `entry` is
+    its packed C interface (`void(void**)`: one pointer per argument); `code` keeps the
+    machine code alive (the ExecutionEngine, or the library loaded from the disk cache)."""
 
-    engine: ExecutionEngine
+    entry: Callable[[Any], None]
+    code: Any
     name: str
     args: list[KernelArgInfo]
     outputs: list[KernelArgInfo]
@@ -110,7 +109,7 @@ class Engine:
             if at < 0
         ]
         use_torch_threads()
-        self.engine.invoke(self.name, *ptrs)
+        self.entry((ctypes.c_void_p * len(ptrs))(*(ctypes.cast(p, ctypes.c_void_p) for p in ptrs)))
         # A result that is another argument's buffer (an output equal to an input the
         # kernel left as it was) is read out before any copy below overwrites that input.
         outs = [
@@ -155,7 +154,27 @@ NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 
 def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
-    """generate -> lower to LLVM -> ExecutionEngine, for one bound kernel and config."""
+    """The kernel's compiled code for a config: from the disk cache, else generate ->
+    lower to LLVM -> ExecutionEngine (and into the cache)."""
+    openmp_runtime()  # compiled code resolves GOMP_* and omp_* against it
+    key = kernel_cache.engine_key(bound_kernel, config, bounds_checks)
+    if key is not None and (cached := kernel_cache.load(key)) is not None:
+        return engine_from_cache(cached)
+    engine = _compile(bound_kernel, config, bounds_checks)
+    if key is not None:
+        kernel_cache.store(key, engine.code, _engine_meta(engine))
+    return engine
+
+
+def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> Engine:
+    """Generate, lower and JIT (MLIR's bindings load here: a cached kernel never needs them)."""
+    from torch_mlir.execution_engine import ExecutionEngine
+
+    from helion_fx_mlir.mlir.context import mlir_context
+    from helion_fx_mlir.mlir.parse import parse_module
+    from helion_fx_mlir.passes.pipelines import to_llvm_module
+    from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
+
     # debug info: diagnostics from any pass point at kernel lines
     text, signature = lower_kernel(bound_kernel, config, debug_info=True)
     name, args = signature.name, list(signature.args)
@@ -170,13 +189,46 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     opt_level = OPT_LEVEL
     if any(a.dtype == torch.bfloat16 for a in args) and codegen_crashes(module, name, opt_level):
         opt_level = 0
-    openmp_runtime()  # the JIT resolves __kmpc_* against it
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
         in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
         unused = {args[i].name for i in module.operation.attributes[UNUSED_ARGS][name]}
+    entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))
     return Engine(
-        engine, name, args, list(signature.outputs), signature.block_sizes, in_place, unused
+        entry,
+        engine,
+        name,
+        args,
+        list(signature.outputs),
+        signature.block_sizes,
+        in_place,
+        unused,
+    )
+
+
+def _engine_meta(engine: Engine) -> dict[str, Any]:
+    """What `_cached_engine` needs besides the machine code, as JSON."""
+    return {
+        "name": engine.name,
+        "args": [kernel_cache.arg_to_json(a) for a in engine.args],
+        "outputs": [kernel_cache.arg_to_json(a) for a in engine.outputs],
+        "block_sizes": [[block, size] for block, size in engine.block_sizes.items()],
+        "in_place": engine.in_place,
+        "unused": sorted(engine.unused),
+    }
+
+
+def engine_from_cache(code: kernel_cache.CompiledCode) -> Engine:
+    meta = code.meta
+    return Engine(
+        code.entry,
+        code.library,
+        meta["name"],
+        code.args("args"),
+        code.args("outputs"),
+        {int(block): int(size) for block, size in meta["block_sizes"]},
+        [int(i) for i in meta["in_place"]],
+        set(meta["unused"]),
     )
 
 
@@ -189,6 +241,10 @@ def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
     X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16 store);
     in the user's process that would end it, so bf16 kernels are probed first and those
     LLVM cannot compile optimized are compiled at -O0."""
+
+    from torch_mlir.execution_engine import ExecutionEngine
+
+    from helion_fx_mlir.mlir.context import mlir_context
 
     def generate_code() -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
@@ -233,7 +289,7 @@ class CompiledKernel:
     def host_for(self, args: tuple[Any, ...]) -> Callable[..., Any]:
         """The host function for these arguments; a signature seen before skips Helion's
         bind (tens of microseconds of specialization keys per call)."""
-        signature = _signature(args)
+        signature = call_signature(args)
         host = self._by_signature.get(signature) if signature is not None else None
         if host is None:
             bound = self.kernel.bind(args)
@@ -245,6 +301,8 @@ class CompiledKernel:
         return host
 
     def add(self, bound_kernel: Any) -> None:
+        from helion_fx_mlir.frontend.lowering_context import resolve_config
+
         host = host_for_config(
             bound_kernel, resolve_config(bound_kernel, self.config), self.bounds_checks
         )
@@ -262,7 +320,7 @@ def host_for_config(
     )
 
 
-def _signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def call_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """What any specialization can depend on: each tensor's dtype, device, shape and
     strides, each other argument's type and value; None when an argument is not hashable."""
     key = tuple(

@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--rtol", type=float, default=None)
     run.add_argument("--atol", type=float, default=None)
+    _autotune_arg(run)
     run.add_argument(
         "--bounds-checks",
         action="store_true",
@@ -109,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         "backend and time the tuned config in its own columns",
     )
     return parser
+
+
+def _autotune_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--autotune",
+        choices=("quick", "full"),
+        help="search the config with Helion's autotuner on this CPU (the best config is "
+        "cached on disk: a second run reuses it)",
+    )
 
 
 def cmd_emit(ns: argparse.Namespace) -> int:
@@ -204,10 +214,16 @@ def cmd_run(ns: argparse.Namespace) -> int:
     kernel, specs = load_kernel(ns.kernel), parse_specs(ns.args)
     check_memory(specs)
     args = make_args(specs, ns.seed)
+    config = parse_config(ns.config)
+    if ns.autotune:
+        if config is not None:
+            raise UsageError("--autotune searches the config: give it or --config, not both")
+        from helion_fx_mlir.runtime.autotune import tune
+
+        stage(f"autotuning the kernel ({ns.autotune})")
+        config = tune(kernel, _clone(args), ns.autotune)
     stage("lowering and JIT-compiling the kernel")
-    compiled = compile_kernel(
-        bind(kernel, args), config=parse_config(ns.config), bounds_checks=ns.bounds_checks
-    )
+    compiled = compile_kernel(bind(kernel, args), config=config, bounds_checks=ns.bounds_checks)
     stage("the compiled kernel")
     start = time.perf_counter()
     try:

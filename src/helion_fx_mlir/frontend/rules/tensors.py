@@ -18,9 +18,9 @@ from helion_fx_mlir.frontend.emitter import (
     identity_map,
     torch_dtype_to_mlir_element_type,
 )
-from helion_fx_mlir.frontend.lowering_context import RNG_SEEDS
 from helion_fx_mlir.frontend.rolled_reductions import ROLLED_EXTRA_TARGETS
 from helion_fx_mlir.frontend.rule_context import RuleContext
+from helion_fx_mlir.frontend.signature import RNG_SEEDS
 from helion_fx_mlir.frontend.stripped_args import ORIGINAL_ARGS, restored_args
 from helion_fx_mlir.frontend.values import (
     HostTensorRef,

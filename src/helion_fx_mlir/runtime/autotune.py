@@ -1,0 +1,105 @@
+"""Autotuning on the CPU with Helion's own search, and the tuned config's disk cache.
+
+Helion's search (`LFBOTreeSearch` by default, `HELION_AUTOTUNER` picks another) drives
+everything: the config space, the effort profiles, progress, the final re-timing of the
+finalists. What the CPU needs from it is small: wall-clock timing (Helion's generic
+timers; there are no device events), no precompile in forked children (our compile runs
+in process; a config that fails to lower is skipped by the search's own error handling),
+and a cache key that knows CPUs: Helion's local cache names only GPUs and TPUs, so tuned
+configs are kept by `CPUAutotuneCache` under our cache root, keyed as Helion keys them
+(kernel source, specialization, config space) plus the CPU and the toolchain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from helion.autotuner import cache_classes
+from helion.autotuner.base_cache import LooseAutotuneCacheKey
+from helion.autotuner.local_cache import LocalAutotuneCache
+
+from helion_fx_mlir.frontend.lowering_context import TRITON_ONLY_KEYS
+from helion_fx_mlir.runtime import disk_cache
+
+# Config keys that change Triton's code and not ours: the search leaves them out, and a
+# config that sets them (one tuned for Triton) runs as if it did not. Helion strips such
+# "common" keys from configs for backends that do not support them.
+IGNORED_CONFIG_KEYS = TRITON_ONLY_KEYS | {
+    "num_warps",
+    "num_stages",
+    "num_sm_multiplier",
+    "maxnreg",
+    "indexing",
+    "atomic_indexing",
+    "load_eviction_policies",
+    "pid_type",
+    "l2_groupings",
+    "loop_orders",
+}
+
+
+class CPUAutotuneCache(LocalAutotuneCache):
+    """Helion's local best-config cache, keyed for the CPU and kept under our cache root."""
+
+    NAME = "helion_fx_mlir.CPUAutotuneCache"
+
+    def _generate_key(self) -> LooseAutotuneCacheKey:
+        kernel = self.kernel.kernel
+        args = tuple(self.args)
+        bound_key = kernel._create_bound_kernel_cache_key(
+            self.kernel, args, kernel._base_specialization_key(args)
+        )
+        source = textwrap.dedent(inspect.getsource(kernel.fn))
+        return LooseAutotuneCacheKey(
+            specialization_key=bound_key.specialization_key,
+            extra_results=bound_key.extra_results,
+            compiler_seed_results=bound_key.compiler_seed_results,
+            kernel_source_hash=hashlib.sha256(source.encode()).hexdigest(),
+            hardware=f"{disk_cache.cpu_model()} {disk_cache.machine_id()[:16]}",
+            runtime_name=f"helion-fx-mlir {disk_cache.toolchain_id()[:16]}",
+            backend=self.kernel.env.backend.name,
+            config_spec_hash=self.kernel.config_spec.cache_fingerprint_hash(
+                advanced_controls_files=self.autotuner.settings.autotune_search_acf or None
+            ),
+            extra_cache_key=self.kernel.extra_cache_key(),
+            best_of_k=self.autotuner.settings.autotune_best_of_k,
+        )
+
+    def _get_local_cache_path(self) -> Path:
+        return disk_cache.cache_root() / "configs" / f"{self.key.stable_hash()}.best_config"
+
+
+cache_classes[CPUAutotuneCache.NAME] = CPUAutotuneCache
+# Helion's caches that cannot key a CPU, and the one that can in their place.
+_CPU_CACHE_FOR = {"LocalAutotuneCache", "StrictLocalAutotuneCache"}
+
+
+def prepare(bound_kernel: Any) -> None:
+    """Settings the search needs on the CPU: configs compile in process, and tuned
+    configs go to the CPU cache (a user's own cache class, e.g. a remote one, stays)."""
+    settings = bound_kernel.settings
+    settings.autotune_precompile = None
+    if settings.autotune_cache in _CPU_CACHE_FOR:
+        settings.autotune_cache = CPUAutotuneCache.NAME
+
+
+EFFORTS = ("quick", "full")
+
+
+def tune(kernel: Any, args: tuple[Any, ...], effort: str) -> Any:
+    """The best config Helion's search finds for `kernel` on these arguments, timing our
+    compiled code (any kernel: it is searched as a copy on the `mlir` backend, with its
+    other settings kept); a config cached for this CPU is returned without searching."""
+    import helion
+    from helion.runtime.kernel import Kernel
+
+    from helion_fx_mlir.runtime.backend import NAME
+
+    settings = {**kernel.settings.to_dict(), "backend": NAME, "autotune_effort": effort}
+    copy = Kernel(kernel.fn, configs=kernel.configs, settings=helion.Settings(**settings))
+    bound = copy.bind(args)
+    return bound.autotune(args, force=False)

@@ -1,0 +1,87 @@
+"""Autotuning on the CPU through the `mlir` backend: Helion's search times our compiled
+code over a config space without Triton's knobs, the chosen config runs right, and the
+best config is kept on disk for this CPU, where a new kernel object finds it."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+from helion.autotuner.base_search import BaseSearch
+
+import helion_fx_mlir  # noqa: F401 - registers the backend
+from helion_fx_mlir.errors import LoweringError
+from helion_fx_mlir.runtime.autotune import IGNORED_CONFIG_KEYS, tune
+
+
+def scaled_bias(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn] = torch.tanh(x[tm, tn] * w[tn]) + b[tm, None]
+    return out
+
+
+def inputs() -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(0)
+    return torch.randn(173, 95), torch.randn(95), torch.randn(173)
+
+
+def expected(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(x * w) + b[:, None]
+
+
+def tuned_kernel() -> Any:
+    """A small budget: Helion's quick effort, one generation."""
+    return helion.kernel(
+        scaled_bias,
+        backend="mlir",
+        static_shapes=True,
+        autotune_effort="quick",
+        autotune_max_generations=1,
+    )
+
+
+@pytest.fixture
+def cache(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    monkeypatch.setenv("HELION_FX_MLIR_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_a_first_call_autotunes_and_a_new_kernel_reuses_the_best_config(
+    cache: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = inputs()
+    kernel = tuned_kernel()
+    torch.testing.assert_close(kernel(*args), expected(*args))
+    bound = kernel.bind(args)
+    assert set(bound.config_spec.default_config().config).isdisjoint(IGNORED_CONFIG_KEYS)
+    assert len(list((cache / "configs").glob("*.best_config"))) == 1
+
+    def no_search(self: BaseSearch) -> Any:
+        raise AssertionError("searched again although the best config was cached")
+
+    monkeypatch.setattr(BaseSearch, "_autotune", no_search)
+    again = tuned_kernel()
+    torch.testing.assert_close(again(*args), expected(*args))
+    assert again.bind(args)._config == bound._config
+    assert tune(helion.kernel(scaled_bias, static_shapes=True), args, "quick") == bound._config
+
+
+def fixed_point(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for t in hl.tile(x.size(0)):
+        out[t] = hl.inline_asm_elementwise(
+            "mov.u32 $0, $1;", "=r,r", [x[t]], dtype=x.dtype, is_pure=True, pack=1
+        )
+    return out
+
+
+def test_a_kernel_no_config_of_which_lowers_raises_our_error(cache: pathlib.Path) -> None:
+    """Not Helion's "reference config failed": our error, naming node, target and line."""
+    kernel = helion.kernel(fixed_point, backend="mlir", autotune_effort="quick")
+    with pytest.raises(LoweringError, match=r"inline_asm_elementwise.*no lowering rule"):
+        kernel(torch.randn(10))
