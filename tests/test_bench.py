@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
 from typing import Any
 
 import helion
@@ -12,6 +13,7 @@ import pytest
 import torch
 from helion.runtime.kernel import BoundKernel
 
+from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.tools import bench, roofline
 
 
@@ -220,3 +222,20 @@ def test_autotuned_compiles_what_the_search_returns(monkeypatch: pytest.MonkeyPa
     assert calls == [{"force": True}]
     assert tuned.config["block_sizes"] == [32, 16, 16]
     torch.testing.assert_close(tuned.host(*args), args[0] @ args[1], rtol=1e-4, atol=1e-4)
+
+
+def test_compile_time_is_never_a_disk_cache_hit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    """`compile s` times generate + lower + JIT: no compiled kernel from an earlier run,
+    even with the disk cache on (the tests turn it off)."""
+
+    def load(key: str) -> None:
+        raise AssertionError("the bench read the disk cache")
+
+    monkeypatch.setenv("HELION_FX_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(kernel_cache.DISABLE_ENV, "1")
+    monkeypatch.setattr(kernel_cache, "load", load)
+    example = bench.EXAMPLES["add"]
+    compiled = bench._compile(example.kernel.bind(example.args()), None)
+    assert compiled.seconds > 0
