@@ -77,22 +77,22 @@ VEC = F32_LANES.vec
 class FmaKind:
     """One FMA instruction of the peak kernel: its MLIR and the flops it does."""
 
-    name: str
-    operand: str  # defines %a, the multiplicand, from the f32 argument %x
+    operand: tuple[str, ...]  # lines defining %a, the multiplicand, from the f32 argument %x
     step: str  # accumulator {acc} -> its next value
     flops: int  # per instruction
 
 
 F32 = FmaKind(
-    "f32",
-    f"%a = vector.broadcast %x : f32 to {VEC}",
+    (f"%a = vector.broadcast %x : f32 to {VEC}",),
     f"vector.fma %a, %a, {{acc}} : {VEC}",
     2 * LANES,
 )
 # vdpbf16ps: per f32 lane, two bf16 products added into the accumulator.
 BF16 = FmaKind(
-    "bf16",
-    "%xb = arith.truncf %x : f32 to bf16\n    %a = vector.broadcast %xb : bf16 to vector<32xbf16>",
+    (
+        "%xb = arith.truncf %x : f32 to bf16",
+        "%a = vector.broadcast %xb : bf16 to vector<32xbf16>",
+    ),
     f"x86.avx512.dot {{acc}}, %a, %a : vector<32xbf16> -> {VEC}",
     4 * LANES,
 )
@@ -173,7 +173,7 @@ def peak_kernel(kind: FmaKind, chains: int = FMA_CHAINS) -> str:
     return _func(
         "@peak(%out: memref<?xf32>, %iters: index, %x: f32)",
         [],
-        [*kind.operand.split("\n    "), *inits, *loop, *_store_sum("r", chains)],
+        [*kind.operand, *inits, *loop, *_store_sum("r", chains)],
     )
 
 
