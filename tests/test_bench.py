@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
 from typing import Any
 
 import helion
@@ -12,6 +13,7 @@ import pytest
 import torch
 from helion.runtime.kernel import BoundKernel
 
+from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.tools import bench, roofline
 
 
@@ -44,17 +46,33 @@ def test_bandwidths_on_small_buffers_are_positive_and_finite() -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_read_kernel_reads_every_element(threads: int) -> None:
-    """The rate is honest only if the kernel reads the whole buffer, `reps` times, on every
-    thread (values small enough that every f32 partial sum is exact)."""
+def test_read_kernel_reads_every_word(threads: int) -> None:
+    """The rate is honest only if the kernel reads all the words it is given, `reps` times,
+    on every thread; they are the tensor's own bytes, all its whole steps."""
     torch.set_num_threads(threads)
-    reader = roofline.Reader.like(5000 * 4)
-    values = torch.randint(0, 8, reader.buffer.shape, generator=torch.Generator().manual_seed(0))
-    reader.buffer.copy_(values)
-    out = torch.zeros(torch.get_num_threads())
-    args = [roofline._pointer(a) for a in (out, reader.buffer, reader.reps)]
+    tensor = torch.randint(0, 8, (5000,), generator=torch.Generator().manual_seed(0))
+    reader = roofline.Reader.of(tensor.to(torch.int32))
+    step = roofline.LANES * roofline.READ_STREAMS * threads
+    assert reader.words.numel() == 5000 // step * step
+    assert reader.words.data_ptr() == reader.tensor.data_ptr()
+    out = torch.zeros(threads, dtype=torch.int32)
+    args = [roofline._pointer(a) for a in (out, reader.words, reader.reps)]
     roofline._read_engine().invoke("read", *args)
-    assert out.sum().item() == reader.buffer.double().sum().item() * reader.reps
+    assert out.sum().item() == reader.words.sum().item() * reader.reps
+
+
+def test_the_read_kernel_times_a_tensor_as_torch_sum_does() -> None:
+    """Both read 4 MB; the kernel's time per pass, scaled to the tensor, is of the same
+    order as torch.sum's (a busy machine skews either, not by 4x at the best of 5)."""
+    reader = roofline.Reader.of(torch.ones(1 << 20))
+    ratio = reader.kernel_seconds(5) / roofline._best_seconds(reader.tensor.sum, 5)
+    assert 0.25 < ratio < 4
+
+
+def test_a_tensor_smaller_than_a_step_is_read_as_one() -> None:
+    reader = roofline.Reader.of(torch.ones(3, dtype=torch.bfloat16))
+    assert reader.words.numel() == roofline.LANES * roofline.READ_STREAMS
+    assert 0 < reader.seconds(repeats=2) < 1e-3
 
 
 def test_measured_limits_print_as_a_header() -> None:
@@ -204,3 +222,20 @@ def test_autotuned_compiles_what_the_search_returns(monkeypatch: pytest.MonkeyPa
     assert calls == [{"force": True}]
     assert tuned.config["block_sizes"] == [32, 16, 16]
     torch.testing.assert_close(tuned.host(*args), args[0] @ args[1], rtol=1e-4, atol=1e-4)
+
+
+def test_compile_time_is_never_a_disk_cache_hit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    """`compile s` times generate + lower + JIT: no compiled kernel from an earlier run,
+    even with the disk cache on (the tests turn it off)."""
+
+    def load(key: str) -> None:
+        raise AssertionError("the bench read the disk cache")
+
+    monkeypatch.setenv("HELION_FX_MLIR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(kernel_cache.DISABLE_ENV, "1")
+    monkeypatch.setattr(kernel_cache, "load", load)
+    example = bench.EXAMPLES["add"]
+    compiled = bench._compile(example.kernel.bind(example.args()), None)
+    assert compiled.seconds > 0

@@ -16,11 +16,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import helion
 import torch
@@ -29,6 +31,7 @@ from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.frontend.host_program import build_host_function
 from helion_fx_mlir.frontend.lower import generate_mlir
 from helion_fx_mlir.frontend.lowering_context import resolve_config
+from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.runtime.jit import jit
 from helion_fx_mlir.tools import roofline
 
@@ -166,11 +169,14 @@ class Row:
 
 
 def _compile(bound: Any, config: helion.Config | None, spent_s: float = 0.0) -> Compiled:
-    """Generate, lower and JIT one config (uncached), timed."""
+    """Generate, lower and JIT one config, timed: with the disk cache of compiled kernels
+    off, which would otherwise hand back a kernel compiled by an earlier run (or, for a
+    tuned config, by the search)."""
     start = time.perf_counter()
     config = resolve_config(bound, config)
     generate_mlir(bound, config=config)
-    engine = jit(bound, config)
+    with mock.patch.dict(os.environ, {kernel_cache.DISABLE_ENV: "0"}):
+        engine = jit(bound, config)
     seconds = spent_s + time.perf_counter() - start
     host = build_host_function(bound.host_function, engine.launch, config, engine.block_sizes)
     return Compiled(config, host, seconds)

@@ -12,11 +12,12 @@ ours and eager come to what the machine can do, not only how they compare to eac
 - The memory limit of one kernel's tensors. A copy's rate bounds neither a kernel whose
   data stay in the caches (16 MB are read at 110-170 GB/s, 4-6x a 256 MB copy) nor one that
   only reads (a row sum has no pages to fault in). So the limit is the longer of reading the
-  inputs and writing the outputs into fresh tensors (`torch.empty(...).fill_`: pages fault
-  in exactly when the kernel's own outputs' do), each at the tensor's own size. Reading is
-  the faster of a read kernel of ours (8 streams per thread, a vector accumulator each,
-  repeated so that a launch is long: no per-call overhead on small buffers) and `torch.sum`
-  (faster on some buffers).
+  inputs themselves (where their pages lie decides how much of them the caches keep: eager
+  read one 64 MB input at 79 GB/s in one run and 31 in another) and writing the outputs
+  into fresh tensors (`torch.empty(...).fill_`: pages fault in exactly when the kernel's own
+  outputs' do), each at the tensor's own size. Reading is the faster of a read kernel of
+  ours (8 streams per thread, a vector accumulator each, repeated so that a launch is long:
+  no per-call overhead on small tensors) and `torch.sum` (faster on some tensors).
 """
 
 from __future__ import annotations
@@ -49,31 +50,49 @@ MIN_WRITE_BYTES = 1 * MB
 # A read launch goes over at least this many bytes (its buffer `reps` times over).
 READ_LAUNCH_BYTES = 64 * MB
 LANES = 16
-VEC = "vector<16xf32>"
 FMA_CHAINS = 12
 READ_STREAMS = 8
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """The element type of a kernel's vectors and accumulators, and how they add."""
+
+    elem: str
+    add: str
+
+    @property
+    def vec(self) -> str:
+        return f"vector<{LANES}x{self.elem}>"
+
+
+F32_LANES = Lanes("f32", "arith.addf")
+# The read kernel sums any tensor's bytes as i32 words: no bit pattern is a NaN or a
+# subnormal to it, and integer adds wrap.
+I32_LANES = Lanes("i32", "arith.addi")
+VEC = F32_LANES.vec
 
 
 @dataclass(frozen=True)
 class FmaKind:
     """One FMA instruction of the peak kernel: its MLIR and the flops it does."""
 
-    name: str
-    operand: str  # defines %a, the multiplicand, from the f32 argument %x
+    operand: tuple[str, ...]  # lines defining %a, the multiplicand, from the f32 argument %x
     step: str  # accumulator {acc} -> its next value
     flops: int  # per instruction
 
 
 F32 = FmaKind(
-    "f32",
-    f"%a = vector.broadcast %x : f32 to {VEC}",
+    (f"%a = vector.broadcast %x : f32 to {VEC}",),
     f"vector.fma %a, %a, {{acc}} : {VEC}",
     2 * LANES,
 )
 # vdpbf16ps: per f32 lane, two bf16 products added into the accumulator.
 BF16 = FmaKind(
-    "bf16",
-    "%xb = arith.truncf %x : f32 to bf16\n    %a = vector.broadcast %xb : bf16 to vector<32xbf16>",
+    (
+        "%xb = arith.truncf %x : f32 to bf16",
+        "%a = vector.broadcast %xb : bf16 to vector<32xbf16>",
+    ),
     f"x86.avx512.dot {{acc}}, %a, %a : vector<32xbf16> -> {VEC}",
     4 * LANES,
 )
@@ -94,39 +113,44 @@ def _names(prefix: str, count: int) -> list[str]:
 
 
 def _loop(
-    results: str, bounds: str, carried: list[str], inits: list[str], body: list[str]
+    results: str,
+    bounds: str,
+    carried: list[str],
+    inits: list[str],
+    body: list[str],
+    lanes: Lanes = F32_LANES,
 ) -> list[str]:
     """An scf.for carrying vector accumulators; `body` ends in its scf.yield."""
-    types = ", ".join([VEC] * len(carried))
+    types = ", ".join([lanes.vec] * len(carried))
     args = ", ".join(f"{a} = {i}" for a, i in zip(carried, inits))
     head = f"%{results}:{len(carried)} = scf.for {bounds} iter_args({args}) -> ({types}) {{"
     return [head, *(f"  {line}" for line in body), "}"]
 
 
-def _yield(values: list[str]) -> str:
-    return f"scf.yield {', '.join(values)} : {', '.join([VEC] * len(values))}"
+def _yield(values: list[str], lanes: Lanes = F32_LANES) -> str:
+    return f"scf.yield {', '.join(values)} : {', '.join([lanes.vec] * len(values))}"
 
 
-def _store_sum(results: str, count: int) -> list[str]:
+def _store_sum(results: str, count: int, lanes: Lanes = F32_LANES) -> list[str]:
     """Every accumulator summed into out[t], so none of the work is dead code."""
     total, adds = f"%{results}#0", []
     for i in range(1, count):
-        adds.append(f"%s{i} = arith.addf {total}, %{results}#{i} : {VEC}")
+        adds.append(f"%s{i} = {lanes.add} {total}, %{results}#{i} : {lanes.vec}")
         total = f"%s{i}"
     return [
         *adds,
-        f"%e = vector.reduction <add>, {total} : {VEC} into f32",
-        "memref.store %e, %out[%t] : memref<?xf32>",
+        f"%e = vector.reduction <add>, {total} : {lanes.vec} into {lanes.elem}",
+        f"memref.store %e, %out[%t] : memref<?x{lanes.elem}>",
     ]
 
 
-def _func(signature: str, setup: list[str], program: list[str]) -> str:
+def _func(signature: str, setup: list[str], program: list[str], out: str = "f32") -> str:
     """A func running `program` once per element t of %out (one per thread) on OpenMP."""
     lines = [
         f"func.func {signature} attributes {{llvm.emit_c_interface}} {{",
         "  %c0 = arith.constant 0 : index",
         "  %c1 = arith.constant 1 : index",
-        "  %n = memref.dim %out, %c0 : memref<?xf32>",
+        f"  %n = memref.dim %out, %c0 : memref<?x{out}>",
         *(f"  {line}" for line in setup),
         "  scf.forall (%t) in (%n) {",
         *(f"    {line}" for line in program),
@@ -149,16 +173,17 @@ def peak_kernel(kind: FmaKind, chains: int = FMA_CHAINS) -> str:
     return _func(
         "@peak(%out: memref<?xf32>, %iters: index, %x: f32)",
         [],
-        [*kind.operand.split("\n    "), *inits, *loop, *_store_sum("r", chains)],
+        [*kind.operand, *inits, *loop, *_store_sum("r", chains)],
     )
 
 
 def read_kernel(streams: int = READ_STREAMS) -> str:
-    """`@read(out, src, reps)`: program t sums the t-th of len(out) equal parts of `src`,
-    `reps` times over. Its part is read as `streams` equal runs side by side, one vector
-    accumulator each: several streams per core keep more of memory's prefetches in flight
-    than one (at 64-256 MB, 8 streams read 1.3x faster than one). Each run must be a whole
-    number of vectors."""
+    """`@read(out, src, reps)`: program t sums the t-th of len(out) equal parts of the i32
+    words `src`, `reps` times over. Its part is read as `streams` equal runs side by side,
+    one vector accumulator each: several streams per core keep more of memory's prefetches
+    in flight than one (at 64-256 MB, 8 streams read 1.3x faster than one). Each run must
+    be a whole number of vectors."""
+    lanes = I32_LANES
     carried, inner, stepped = _names("a", streams), _names("p", streams), _names("b", streams)
     loads = []
     for i, (p, b) in enumerate(zip(inner, stepped)):
@@ -166,24 +191,20 @@ def read_kernel(streams: int = READ_STREAMS) -> str:
             f"%i{i} = arith.constant {i} : index",
             f"%d{i} = arith.muli %i{i}, %run : index",
             f"%o{i} = arith.addi %j, %d{i} : index",
-            f"%v{i} = vector.load %src[%o{i}] : memref<?xf32>, {VEC}",
-            f"{b} = arith.addf {p}, %v{i} : {VEC}",
+            f"%v{i} = vector.load %src[%o{i}] : memref<?xi32>, {lanes.vec}",
+            f"{b} = arith.addi {p}, %v{i} : {lanes.vec}",
         ]
-    run = _loop("q", "%j = %start to %end step %lanes", inner, carried, [*loads, _yield(stepped)])
-    reps = _loop(
-        "r",
-        "%rep = %c0 to %reps step %c1",
-        carried,
-        ["%zero"] * streams,
-        [*run, _yield([f"%q#{i}" for i in range(streams)])],
-    )
+    body = [*loads, _yield(stepped, lanes)]
+    run = _loop("q", "%j = %start to %end step %lanes", inner, carried, body, lanes)
+    again = [*run, _yield([f"%q#{i}" for i in range(streams)], lanes)]
+    reps = _loop("r", "%rep = %c0 to %reps step %c1", carried, ["%zero"] * streams, again, lanes)
     return _func(
-        "@read(%out: memref<?xf32>, %src: memref<?xf32>, %reps: index)",
+        "@read(%out: memref<?xi32>, %src: memref<?xi32>, %reps: index)",
         [
             f"%lanes = arith.constant {LANES} : index",
             f"%streams = arith.constant {streams} : index",
-            f"%zero = arith.constant dense<0.0> : {VEC}",
-            "%len = memref.dim %src, %c0 : memref<?xf32>",
+            f"%zero = arith.constant dense<0> : {lanes.vec}",
+            "%len = memref.dim %src, %c0 : memref<?xi32>",
             "%part = arith.divui %len, %n : index",
             "%run = arith.divui %part, %streams : index",
         ],
@@ -191,8 +212,9 @@ def read_kernel(streams: int = READ_STREAMS) -> str:
             "%start = arith.muli %t, %part : index",
             "%end = arith.addi %start, %run : index",
             *reps,
-            *_store_sum("r", streams),
+            *_store_sum("r", streams, lanes),
         ],
+        out="i32",
     )
 
 
@@ -221,16 +243,15 @@ def _pointer(value: Any) -> Any:
     )
 
 
-def _launch(engine: ExecutionEngine, name: str, *args: Any) -> float:
-    """Seconds of one launch on torch's threads (`out`, one sum per thread, comes first
-    and is checked finite)."""
-    out = torch.zeros(torch.get_num_threads())
+def _launch(engine: ExecutionEngine, name: str, out: torch.Tensor, *args: Any) -> float:
+    """Seconds of one launch on torch's threads (`out`: a sum per thread, checked finite
+    when it is a float)."""
     pointers = [_pointer(a) for a in (out, *args)]
     use_torch_threads()
     start = time.perf_counter()
     engine.invoke(name, *pointers)
     seconds = time.perf_counter() - start
-    if not torch.isfinite(out).all():
+    if out.is_floating_point() and not torch.isfinite(out).all():
         raise RuntimeError(f"the roofline kernel @{name} computed {out.tolist()}")
     return seconds
 
@@ -241,10 +262,12 @@ def fma_peak(kind: FmaKind, seconds: float = 0.05, repeats: int = 5) -> float | 
     engine = _peak_engine(kind)
     if engine is None:
         return None
+    out = torch.zeros(torch.get_num_threads())
     probe = 1 << 16
-    _launch(engine, "peak", probe, 1e-3)  # the first launch starts threads, resolves symbols
-    iters = max(probe, int(probe * seconds / max(_launch(engine, "peak", probe, 1e-3), 1e-6)))
-    best = min(_launch(engine, "peak", iters, 1e-3) for _ in range(repeats))
+    _launch(engine, "peak", out, probe, 1e-3)  # the first launch starts threads, resolves symbols
+    first = _launch(engine, "peak", out, probe, 1e-3)
+    iters = max(probe, int(probe * seconds / max(first, 1e-6)))
+    best = min(_launch(engine, "peak", out, iters, 1e-3) for _ in range(repeats))
     return torch.get_num_threads() * iters * FMA_CHAINS * kind.flops / best / 1e9
 
 
@@ -256,8 +279,12 @@ def _peak_engine(kind: FmaKind) -> ExecutionEngine | None:
 @functools.cache
 def _read_engine() -> ExecutionEngine:
     engine = compile_module(read_kernel(), "read")
-    assert engine is not None  # f32 loads and adds compile on every target
+    assert engine is not None  # i32 loads and adds compile on every target
     return engine
+
+
+def _nbytes(tensor: torch.Tensor) -> int:
+    return tensor.numel() * tensor.element_size()
 
 
 def _best_seconds(fn: Callable[[], Any], repeats: int) -> float:
@@ -274,31 +301,46 @@ def _best_seconds(fn: Callable[[], Any], repeats: int) -> float:
 
 @dataclass(frozen=True)
 class Reader:
-    """Reads a buffer as large as a tensor with the read kernel: each thread a whole number
-    of the kernel's steps, `reps` times over so a launch moves READ_LAUNCH_BYTES."""
+    """Times reading one tensor, where it lies in memory (the placement of its pages
+    changes how much of it the caches keep): our read kernel over its bytes as i32 words,
+    all its whole steps (each thread a whole number of runs), `reps` times per launch; and
+    `torch.sum` over the tensor itself. A tensor smaller than one step stands in as a step
+    of zeros."""
 
-    buffer: torch.Tensor
+    tensor: torch.Tensor
+    words: torch.Tensor
     reps: int
 
     @classmethod
-    def like(cls, nbytes: int) -> Reader:
-        step = LANES * READ_STREAMS * torch.get_num_threads()
-        numel = max(step, -(-nbytes // 4 // step) * step)
-        return cls(torch.ones(numel), max(1, READ_LAUNCH_BYTES // (numel * 4)))
+    def of(cls, tensor: torch.Tensor) -> Reader:
+        if not tensor.is_contiguous() or tensor.data_ptr() % 64:
+            tensor = tensor.clone(memory_format=torch.contiguous_format)
+        step = 4 * LANES * READ_STREAMS * torch.get_num_threads()
+        whole = _nbytes(tensor) // step * step
+        words = (
+            tensor.reshape(-1).view(torch.uint8)[:whole].view(torch.int32)
+            if whole
+            else torch.zeros(step // 4, dtype=torch.int32)
+        )
+        return cls(tensor, words, max(1, READ_LAUNCH_BYTES // _nbytes(words)))
 
-    def gbs(self, repeats: int) -> float:
-        """GB/s, the faster of our read kernel and `torch.sum` (as fast or faster on large
-        buffers; far slower on small ones, where its per-call overhead is the time), each
-        the best of `repeats`."""
-        nbytes = self.buffer.numel() * 4
-        launch = functools.partial(_launch, _read_engine(), "read", self.buffer, self.reps)
-        ours = nbytes * self.reps / _best_seconds(launch, repeats)
-        return max(ours, nbytes / _best_seconds(self.buffer.sum, repeats)) / 1e9
+    def kernel_seconds(self, repeats: int) -> float:
+        """Our kernel's best time per pass of `repeats` launches, scaled to the tensor's bytes."""
+        out = torch.zeros(torch.get_num_threads(), dtype=torch.int32)
+        launch = functools.partial(_launch, _read_engine(), "read", out, self.words, self.reps)
+        per_byte = _best_seconds(launch, repeats) / self.reps / _nbytes(self.words)
+        return per_byte * _nbytes(self.tensor)
+
+    def seconds(self, repeats: int) -> float:
+        """The least time reading the whole tensor took: the faster of our kernel and
+        `torch.sum` (as fast or faster on some large tensors; far slower on small ones,
+        where its per-call overhead is the time), each the best of `repeats`."""
+        return min(self.kernel_seconds(repeats), _best_seconds(self.tensor.sum, repeats))
 
 
 def read_gbs(nbytes: int, repeats: int = 5) -> float:
-    """GB/s of reading a buffer of `nbytes` (Reader.gbs), on torch's threads."""
-    return Reader.like(nbytes).gbs(repeats)
+    """GB/s of reading a tensor of `nbytes` (Reader), on torch's threads."""
+    return nbytes / Reader.of(torch.ones(nbytes // 4)).seconds(repeats) / 1e9
 
 
 def copy_gbs(nbytes: int = COPY_BYTES, fresh: bool = False, repeats: int = 5) -> float:
@@ -314,30 +356,25 @@ def _fill_fresh(numel: int) -> torch.Tensor:
     return torch.empty(numel).fill_(1.0)
 
 
-def _nbytes(tensor: torch.Tensor) -> int:
-    return tensor.numel() * tensor.element_size()
-
-
 @dataclass(frozen=True)
 class Movement:
-    """Stand-ins for one kernel's tensors: a reader per input, and per output the f32
-    elements to allocate and fill (at least MIN_WRITE_BYTES) with the output's share."""
+    """One kernel's tensors: a reader per input, and per output the f32 elements to
+    allocate and fill (at least MIN_WRITE_BYTES) with the output's share of them."""
 
-    reads: tuple[tuple[Reader, int], ...]  # reader, the input's bytes
+    reads: tuple[Reader, ...]
     writes: tuple[tuple[int, float], ...]
 
     @classmethod
     def of(cls, inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor]) -> Movement:
-        reads = tuple((Reader.like(_nbytes(t)), _nbytes(t)) for t in inputs)
         sizes = [max(_nbytes(t), MIN_WRITE_BYTES) for t in outputs]
         writes = tuple((size // 4, _nbytes(t) / size) for t, size in zip(outputs, sizes))
-        return cls(reads, writes)
+        return cls(tuple(map(Reader.of, inputs)), writes)
 
     def best_ms(self, repeats: int = 3) -> float:
         """The least time moving the tensors takes: the longer of reading every input and
         writing every output into a fresh tensor, each at the best of `repeats`. Reads
         and writes may overlap, so the longer, not the sum, bounds it."""
-        read = sum(nbytes / reader.gbs(repeats) / 1e9 for reader, nbytes in self.reads)
+        read = sum(reader.seconds(repeats) for reader in self.reads)
         write = sum(
             share * _best_seconds(functools.partial(_fill_fresh, numel), repeats)
             for numel, share in self.writes
