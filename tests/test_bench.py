@@ -14,6 +14,7 @@ import torch
 from helion.runtime.kernel import BoundKernel
 
 from helion_fx_mlir.runtime import kernel_cache
+from helion_fx_mlir.runtime.autotune import mlir_copy
 from helion_fx_mlir.tools import bench, roofline
 
 
@@ -200,7 +201,7 @@ def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype() -> None:
 
 def test_the_tuned_kernel_keeps_the_sample_kernels_settings() -> None:
     example = bench.EXAMPLES["matmul"].kernel
-    tuned = bench.mlir_kernel(example, "quick")
+    tuned = mlir_copy(example, "quick")
     assert tuned.settings.backend == "mlir" and tuned.settings.autotune_effort == "quick"
     assert tuned.settings.static_shapes == example.settings.static_shapes
     assert tuned.fn is example.fn and example.settings.backend != "mlir"

@@ -90,16 +90,21 @@ def prepare(bound_kernel: Any) -> None:
 EFFORTS = ("quick", "full")
 
 
-def tune(kernel: Any, args: tuple[Any, ...], effort: str) -> Any:
-    """The best config Helion's search finds for `kernel` on these arguments, timing our
-    compiled code (any kernel: it is searched as a copy on the `mlir` backend, with its
-    other settings kept); a config cached for this CPU is returned without searching."""
+def mlir_copy(kernel: Any, effort: str) -> Any:
+    """The kernel on the `mlir` backend with this autotune effort, its other settings
+    (static shapes, ...) and its `configs=` kept."""
+    import dataclasses
+
     import helion
-    from helion.runtime.kernel import Kernel
 
     from helion_fx_mlir.runtime.backend import NAME
 
-    settings = {**kernel.settings.to_dict(), "backend": NAME, "autotune_effort": effort}
-    copy = Kernel(kernel.fn, configs=kernel.configs, settings=helion.Settings(**settings))
-    bound = copy.bind(args)
-    return bound.autotune(args, force=False)
+    settings = dataclasses.replace(kernel.settings, backend=NAME, autotune_effort=effort)
+    return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
+
+
+def tune(kernel: Any, args: tuple[Any, ...], effort: str, force: bool = False) -> Any:
+    """The best config Helion's search finds for any kernel on these arguments (searched
+    as its `mlir_copy`), timing our compiled code; unless `force`, a config cached for
+    this CPU is returned without searching."""
+    return mlir_copy(kernel, effort).bind(args).autotune(args, force=force)

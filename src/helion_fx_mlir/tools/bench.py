@@ -13,7 +13,6 @@ in the same rounds. The geometric means of eager/ours (and eager/tuned) close th
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import os
@@ -32,6 +31,7 @@ from helion_fx_mlir.frontend.host_program import build_host_function
 from helion_fx_mlir.frontend.lower import generate_mlir
 from helion_fx_mlir.frontend.lowering_context import resolve_config
 from helion_fx_mlir.runtime import kernel_cache
+from helion_fx_mlir.runtime.autotune import mlir_copy
 from helion_fx_mlir.runtime.jit import jit
 from helion_fx_mlir.tools import roofline
 
@@ -182,16 +182,10 @@ def _compile(bound: Any, config: helion.Config | None, spent_s: float = 0.0) -> 
     return Compiled(config, host, seconds)
 
 
-def mlir_kernel(kernel: Any, effort: str) -> helion.Kernel:
-    """A copy of a sample kernel on the `mlir` backend with the autotune effort: its
-    settings (static shapes, ...) and configs kept."""
-    settings = dataclasses.replace(kernel.settings, backend="mlir", autotune_effort=effort)
-    return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
-
-
 def autotuned(case: BenchCase, args: Args, effort: str) -> Compiled:
     """Helion's own search through the `mlir` backend, then the config it found compiled."""
-    bound = mlir_kernel(EXAMPLES[case.example].kernel, effort).bind(args)
+    kernel = mlir_copy(EXAMPLES[case.example].kernel, effort)
+    bound = kernel.bind(args)
     start = time.perf_counter()
     config = bound.autotune(args, force=True)
     return _compile(bound, config, time.perf_counter() - start)
