@@ -17,6 +17,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     abi,
     accumulators,
     approximations,
+    bf16_dot,
     buffers,
     float_conversions,
     grid_groups,
@@ -56,6 +57,8 @@ VECTORIZE = (
     "helion-write-into-loop-carried",
     "helion-vectorize-tile-bodies",
 )
+# On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
+VECTORIZE_BF16_DOT = (*VECTORIZE[:-1], "helion-bf16-dot-products", VECTORIZE[-1])
 # Bufferization: equal inits merged, split per use, then buffers; results the runtime passes.
 _BUFFERIZE = (
     "helion-prepare-buffers",
@@ -70,11 +73,7 @@ _LLVM_FIXUPS = (
     "helion-split-masked-memory-ops",
     "helion-define-bf16-truncation",
 )
-LLVM = (
-    *LINALG,
-    *_FOR_LLVM,
-    *VECTORIZE,
-    *_BUFFERIZE,
+_AFTER_BUFFERIZE = (
     "helion-vectorize-copies",
     "helion-approximate-math",
     "helion-group-grid-programs",
@@ -85,6 +84,8 @@ LLVM = (
     "helion-define-openmp-entry-points",
     *_LLVM_FIXUPS,
 )
+LLVM = (*LINALG, *_FOR_LLVM, *VECTORIZE, *_BUFFERIZE, *_AFTER_BUFFERIZE)
+LLVM_BF16_DOT = (*LINALG, *_FOR_LLVM, *VECTORIZE_BF16_DOT, *_BUFFERIZE, *_AFTER_BUFFERIZE)
 # Runtime verification checks memref accesses on scalar loops: nothing is vectorized.
 LLVM_CHECKED = (
     *LINALG,
@@ -119,7 +120,14 @@ PIPELINES = _checked(
         "helion-vectorize": Pipeline(
             "linalg on tensors -> fused, register-tiled vector ops", VECTORIZE
         ),
-        "helion-lower-to-llvm": Pipeline("kernel MLIR -> LLVM dialect (as compile_kernel)", LLVM),
+        "helion-lower-to-llvm": Pipeline(
+            "kernel MLIR -> LLVM dialect (as compile_kernel without AVX512_BF16)", LLVM
+        ),
+        "helion-lower-to-llvm-bf16-dot": Pipeline(
+            "kernel MLIR -> LLVM dialect, bf16 matmuls as AVX512_BF16 dot products "
+            "(as compile_kernel on such CPUs)",
+            LLVM_BF16_DOT,
+        ),
         "helion-lower-to-llvm-checked": Pipeline(
             "kernel MLIR -> LLVM dialect with run-time bounds checks", LLVM_CHECKED
         ),
@@ -169,8 +177,14 @@ def to_linalg_module(module: ir.Module) -> ir.Module:
     return apply(module, LINALG)
 
 
-def to_llvm_module(module: ir.Module, bounds_checks: bool = False) -> ir.Module:
-    return apply(module, LLVM_CHECKED if bounds_checks else LLVM)
+def to_llvm_module(
+    module: ir.Module, bounds_checks: bool = False, bf16_dots: bool = False
+) -> ir.Module:
+    """`bf16_dots`: bf16 matmuls as AVX512_BF16 dot products (for CPUs that have them);
+    the checked pipeline stays scalar."""
+    if bounds_checks:
+        return apply(module, LLVM_CHECKED)
+    return apply(module, LLVM_BF16_DOT if bf16_dots else LLVM)
 
 
 def lower_to_linalg(mlir_text: str) -> str:

@@ -66,13 +66,15 @@ _TO_LOOPS = "func.func(refback-munge-memref-copy,convert-linalg-to-loops)"
 # The grid's programs run on OpenMP threads (threads.py loads the runtime and sets their count).
 _PARALLEL_GRID = "scf-forall-to-parallel,convert-scf-to-openmp"
 # Vector ops: masks and multi-reductions first (row reductions stay lane-parallel), n-D
-# transfers unrolled to 1-D, reductions reassociated, contractions as FMAs of outer products.
+# transfers unrolled to 1-D, reductions reassociated, contractions as FMAs of outer products,
+# x86 dialect ops (bf16_dot.py's dot products) as their intrinsics.
 _LOOPS_TO_LLVM = (
     "func.func(lower-vector-mask,lower-vector-multi-reduction{lowering-strategy=inner-reduction}),"
     "convert-vector-to-scf{full-unroll=true},"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "arith-expand{include-bf16=true},convert-math-to-llvm,convert-math-to-libm,"
-    "convert-vector-to-llvm{reassociate-fp-reductions=true vector-contract-lowering=outerproduct},"
+    "convert-vector-to-llvm{reassociate-fp-reductions=true vector-contract-lowering=outerproduct "
+    "enable-x86=true},"
     "convert-ub-to-llvm,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "convert-openmp-to-llvm,reconcile-unrealized-casts"

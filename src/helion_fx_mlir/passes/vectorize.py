@@ -63,7 +63,7 @@ def vectorize_tile_bodies(module: ir.Module) -> None:
                     ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
                 )
         if groups:
-            _apply(module, transform_script(groups))
+            apply_script(module, transform_script(groups))
         for op in _tagged(module):
             del op.attributes[TAG]
         _widen_contractions(module)
@@ -346,7 +346,8 @@ def _split_steps(schedule: Schedule, handle: str) -> str:
     }}"""
 
 
-def _apply(module: ir.Module, script: str) -> None:
+def apply_script(module: ir.Module, script: str) -> None:
+    """Run a transform script (transform_script) on the module."""
     transforms = ir.Module.parse(script)
     try:
         interpreter.apply_named_sequence(

@@ -171,8 +171,6 @@ def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> E
     from torch_mlir.execution_engine import ExecutionEngine
 
     from helion_fx_mlir.mlir.context import mlir_context
-    from helion_fx_mlir.mlir.parse import parse_module
-    from helion_fx_mlir.passes.pipelines import to_llvm_module
     from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
 
     # debug info: diagnostics from any pass point at kernel lines
@@ -184,11 +182,9 @@ def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> E
             f"{name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
             "lower_to_linalg) but have no CPU code generation: LLVM has no fp8 float types"
         )
-    module = parse_module(text)
-    to_llvm_module(module, bounds_checks)
-    opt_level = OPT_LEVEL
-    if any(a.dtype == torch.bfloat16 for a in args) and codegen_crashes(module, name, opt_level):
-        opt_level = 0
+    module, opt_level = _lowered(
+        text, name, bounds_checks, probe=any(a.dtype == torch.bfloat16 for a in args)
+    )
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
         in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
@@ -204,6 +200,25 @@ def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> E
         in_place,
         unused,
     )
+
+
+def _lowered(text: str, name: str, bounds_checks: bool, probe: bool) -> tuple[Any, int]:
+    """The kernel in the LLVM dialect and the opt level to generate its code at. On a CPU
+    with AVX512_BF16, bf16 matmuls become its dot products. With `probe` (bf16 kernels),
+    LLVM first generates the code in a forked child: where it dies, the kernel is lowered
+    again without the dot products, and compiled at -O0 if LLVM still dies."""
+    from helion_fx_mlir.mlir.parse import parse_module
+    from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
+    from helion_fx_mlir.passes.pipelines import to_llvm_module
+
+    choices = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
+    for bf16_dots in choices:
+        module = to_llvm_module(parse_module(text), bounds_checks, bf16_dots)
+        if not probe or not codegen_crashes(module, name, OPT_LEVEL):
+            return module, OPT_LEVEL
+        if not has_bf16_dots(module):
+            break
+    return module, 0
 
 
 def _engine_meta(engine: Engine) -> dict[str, Any]:

@@ -1,0 +1,120 @@
+"""bf16 matmuls as AVX512_BF16 dot products (`passes/bf16_dot.py`): which matmuls take
+them, and that kernels using them still match eager bf16 matmuls."""
+
+from __future__ import annotations
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+
+from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
+from helion_fx_mlir.passes.pipelines import to_llvm_module
+from helion_fx_mlir.runtime import jit
+
+needs_bf16_dot = pytest.mark.skipif(not host_has_bf16_dot(), reason="the CPU lacks AVX512_BF16")
+
+
+@helion.kernel(static_shapes=True)
+def addmm_tiles(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    m, k = x.size()
+    _, n = y.size()
+    out = torch.empty([m, n], dtype=x.dtype)
+    for tile_m, tile_n in hl.tile([m, n]):
+        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])
+        out[tile_m, tile_n] = acc.to(x.dtype)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def dot_tiles(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    m, k = x.size()
+    _, n = y.size()
+    out = torch.empty([m, n], dtype=x.dtype)
+    for tile_m, tile_n in hl.tile([m, n]):
+        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            acc = hl.dot(x[tile_m, tile_k], y[tile_k, tile_n], acc=acc)
+        out[tile_m, tile_n] = acc.to(x.dtype)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def whole_k_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """K is not tiled: the contraction's K is the tensor's, odd or even."""
+    m, _ = x.size()
+    _, n = y.size()
+    out = torch.empty([m, n], dtype=x.dtype)
+    for tile_m, tile_n in hl.tile([m, n]):
+        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        acc = torch.addmm(acc, x[tile_m, :], y[:, tile_n])
+        out[tile_m, tile_n] = acc.to(x.dtype)
+    return out
+
+
+def _config(*blocks: int) -> helion.Config:
+    return helion.Config(block_sizes=list(blocks))
+
+
+# (kernel, (M, K, N), config, whether its matmul becomes dot products). M and N divide no
+# block size; K blocks that do not divide K are padded (the loop over K blocks stays), and
+# so is an untiled odd K (37 lanes to 64): only K = 1 stays odd. (Helion's dot blocks are
+# 16 wide at least, so N is always in whole registers here; lit_tests/passes has N = 8.)
+CASES = [
+    pytest.param(addmm_tiles, (37, 64, 45), _config(16, 16, 16), True, id="addmm-16"),
+    pytest.param(addmm_tiles, (100, 130, 70), _config(32, 32, 32), True, id="addmm-padded-k"),
+    pytest.param(addmm_tiles, (70, 128, 100), _config(64, 64, 64), True, id="addmm-64"),
+    pytest.param(dot_tiles, (100, 130, 70), _config(64, 64, 64), True, id="dot-64"),
+    pytest.param(dot_tiles, (37, 70, 45), _config(16, 32, 16), True, id="dot-padded-k"),
+    pytest.param(whole_k_rows, (37, 38, 45), _config(16, 32), True, id="whole-k-38"),
+    pytest.param(whole_k_rows, (37, 37, 45), _config(16, 32), True, id="whole-k-37"),
+    pytest.param(whole_k_rows, (20, 1, 33), _config(16, 16), False, id="whole-k-1"),
+]
+
+
+def _args(mkn: tuple[int, int, int]) -> tuple[torch.Tensor, torch.Tensor]:
+    m, k, n = mkn
+    torch.manual_seed(0)
+    return torch.randn(m, k, dtype=torch.bfloat16), torch.randn(k, n, dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize(("kernel", "mkn", "config", "dots"), CASES)
+def test_which_matmuls_become_dot_products(
+    kernel: helion.Kernel, mkn: tuple[int, int, int], config: helion.Config, dots: bool
+) -> None:
+    """Even K and N in whole 16-lane registers take dot products; the rest stays f32 FMAs."""
+    text = generate_mlir(kernel.bind(_args(mkn)), config=config)
+    assert has_bf16_dots(to_llvm_module(parse_module(text), bf16_dots=True)) == dots
+
+
+@needs_bf16_dot
+@pytest.mark.parametrize(("kernel", "mkn", "config", "dots"), CASES)
+def test_dot_products_match_eager(
+    kernel: helion.Kernel, mkn: tuple[int, int, int], config: helion.Config, dots: bool
+) -> None:
+    x, y = _args(mkn)
+    got = compile_kernel(kernel.bind((x, y)), config=config)(x, y)
+    torch.testing.assert_close(got, x @ y)
+
+
+@needs_bf16_dot
+def test_code_llvm_cannot_generate_is_lowered_again_without_dot_products(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the forked codegen probe dies on the dot products, the kernel compiles
+    without them (and still runs optimized)."""
+    probed: list[bool] = []
+
+    def crashes(module: object, name: str, opt_level: int) -> bool:
+        probed.append(has_bf16_dots(module))  # type: ignore[arg-type]
+        return probed[-1]
+
+    monkeypatch.setattr(jit, "codegen_crashes", crashes)
+    x, y = _args((21, 32, 40))  # a signature no other test compiles (engines are cached)
+    got = compile_kernel(addmm_tiles.bind((x, y)), config=_config(16, 16, 16))(x, y)
+    assert probed == [True, False]
+    torch.testing.assert_close(got, x @ y)
