@@ -48,6 +48,9 @@ class BenchCase:
     flops: Callable[[Args], float] | None = None  # None: memory-bound, measured in bytes moved
     config: helion.Config | None = None
     dtype: torch.dtype = torch.float32
+    # What a user would call instead, when it is not the sample's reference (which may
+    # compute in f32 to check a low-precision kernel).
+    eager: Callable[..., Any] | None = None
 
     def args(self, size: str) -> Args:
         torch.manual_seed(0)
@@ -105,6 +108,7 @@ SUITE = (
         _matmul_flops,
         BLOCKS_64,
         torch.bfloat16,
+        torch.mm,  # torch's own bf16 matmul (the reference goes through f32)
     ),
     BenchCase("bmm", "bmm", _inputs(_randn(8, 512, 512), _randn(8, 512, 512)), _matmul_flops),
     BenchCase(
@@ -211,6 +215,7 @@ def bench_case(case: BenchCase, args: Args, rounds: int, tuned: Compiled | None 
     example = EXAMPLES[case.example]
     default = _compile(example.kernel.bind(args), case.config)
     reference = example.reference(*args)
+    eager_fn = case.eager or example.reference
     compiled = [default] if tuned is None else [default, tuned]
     for each in compiled:
         torch.testing.assert_close(
@@ -222,7 +227,7 @@ def bench_case(case: BenchCase, args: Args, rounds: int, tuned: Compiled | None 
     for _ in range(rounds):
         for each, times in zip(compiled, ours):
             times.append(_per_call_ms(functools.partial(each.host, *args), 0.05))
-        eager.append(_per_call_ms(functools.partial(example.reference, *args), 0.05))
+        eager.append(_per_call_ms(functools.partial(eager_fn, *args), 0.05))
         limit.append(least_ms())
     timed = [Timed(each, statistics.median(times)) for each, times in zip(compiled, ours)]
     return Row(
