@@ -153,6 +153,15 @@ def test_settings_and_configs_key_the_launcher(cache: pathlib.Path, compiles: li
     assert compiles == ["gated_sum", "gated_sum"]
 
 
+def test_a_call_with_tensors_recording_gradients_takes_helions_path(cache: pathlib.Path) -> None:
+    """Autograd and tensor subclasses are Helion's to route: no launcher is recorded."""
+    x, gate = gated_inputs()
+    with torch.no_grad():
+        got = gated_kernel()(x.requires_grad_(), gate)
+    torch.testing.assert_close(got, expected(x.detach(), gate))
+    assert entries(cache, launchers.KIND) == []
+
+
 def offset_rows(x: torch.Tensor, offset: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
     out = torch.empty_like(x)
     for t in hl.tile(x.size(0)):

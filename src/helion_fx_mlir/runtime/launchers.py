@@ -57,7 +57,7 @@ def call(kernel: Any, helion_call: Callable[..., Any], args: tuple[Any, ...], kw
         return helion_call(kernel, *args, **kwargs)
     args = tuple(kernel.normalize_args(*args, **kwargs)) if kwargs else args
     signature = call_signature(args)
-    if signature is None or not all(isinstance(a, (torch.Tensor, *PLAIN)) for a in args):
+    if signature is None or not all(_plain_argument(a) for a in args):
         return helion_call(kernel, *args)
     if (host := state.hosts.get(signature)) is not None:
         return host(*args)
@@ -71,6 +71,14 @@ def call(kernel: Any, helion_call: Callable[..., Any], args: tuple[Any, ...], kw
     result = helion_call(kernel, *args)
     _record(kernel, args, key)
     return result
+
+
+def _plain_argument(arg: Any) -> bool:
+    """A plain CPU tensor not recording gradients, or a plain scalar: what a launcher can
+    take. Anything else (autograd, tensor subclasses, callables) goes Helion's way."""
+    if isinstance(arg, torch.Tensor):
+        return type(arg) is torch.Tensor and not arg.requires_grad and arg.device.type == "cpu"
+    return isinstance(arg, PLAIN)
 
 
 def _launchable(kernel: Any, state: _KernelLaunchers) -> bool:
