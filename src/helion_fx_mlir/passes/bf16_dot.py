@@ -17,12 +17,10 @@ general schedule. Only for CPUs with AVX512_BF16: `compile_kernel` lowers with
 
 from __future__ import annotations
 
-import functools
-import pathlib
-
 from torch_mlir import ir
 from torch_mlir.dialects import vector, x86
 
+from helion_fx_mlir.host_cpu import cpu_flags
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import first_op, ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
@@ -43,11 +41,9 @@ PAIR = 2  # K elements one dot product takes per lane
 DOT_INTRINSIC = "llvm.x86.avx512bf16.dpbf16ps"
 
 
-@functools.cache
 def host_has_bf16_dot() -> bool:
     """Whether this machine's CPU lists AVX512_BF16 (LLVM targets the host CPU)."""
-    cpuinfo = pathlib.Path("/proc/cpuinfo")
-    return cpuinfo.exists() and "avx512_bf16" in cpuinfo.read_text().split()
+    return "avx512_bf16" in cpu_flags()
 
 
 def has_bf16_dots(module: ir.Module) -> bool:

@@ -12,18 +12,22 @@ configs are kept by `CPUAutotuneCache` under our cache root, keyed as Helion key
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import helion
 from helion.autotuner import cache_classes
 from helion.autotuner.base_cache import LooseAutotuneCacheKey
 from helion.autotuner.local_cache import LocalAutotuneCache
 
 from helion_fx_mlir.frontend.lowering_context import TRITON_ONLY_KEYS
+from helion_fx_mlir.host_cpu import cpu_model
 from helion_fx_mlir.runtime import disk_cache
+from helion_fx_mlir.runtime.backend import NAME
 
 # Config keys that change Triton's code and not ours: the search leaves them out, and a
 # config that sets them (one tuned for Triton) runs as if it did not. Helion strips such
@@ -59,7 +63,7 @@ class CPUAutotuneCache(LocalAutotuneCache):
             extra_results=bound_key.extra_results,
             compiler_seed_results=bound_key.compiler_seed_results,
             kernel_source_hash=hashlib.sha256(source.encode()).hexdigest(),
-            hardware=f"{disk_cache.cpu_model()} {disk_cache.machine_id()[:16]}",
+            hardware=f"{cpu_model()} {disk_cache.machine_id()[:16]}",
             runtime_name=f"helion-fx-mlir {disk_cache.toolchain_id()[:16]}",
             backend=self.kernel.env.backend.name,
             config_spec_hash=self.kernel.config_spec.cache_fingerprint_hash(
@@ -93,12 +97,6 @@ EFFORTS = ("quick", "full")
 def mlir_copy(kernel: Any, effort: str) -> Any:
     """The kernel on the `mlir` backend with this autotune effort, its other settings
     (static shapes, ...) and its `configs=` kept."""
-    import dataclasses
-
-    import helion
-
-    from helion_fx_mlir.runtime.backend import NAME
-
     settings = dataclasses.replace(kernel.settings, backend=NAME, autotune_effort=effort)
     return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
 

@@ -23,6 +23,8 @@ import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from helion_fx_mlir.host_cpu import cpu_flags, cpu_model
+
 CACHE_DIR_ENV = "HELION_FX_MLIR_CACHE_DIR"
 PACKAGES = ("torch", "helion", "torch-mlir")
 
@@ -37,31 +39,10 @@ def cache_root() -> pathlib.Path:
 
 
 @functools.cache
-def cpu_model() -> str:
-    """The CPU's model name as /proc/cpuinfo gives it (the bench and the keys print it)."""
-    return _cpuinfo().get("model name", "unknown CPU")
-
-
-@functools.cache
 def machine_id() -> str:
     """The CPU model and its instruction-set flags: code generated for one CPU's features
     may not run, or not run as fast, on another."""
-    info = _cpuinfo()
-    flags = " ".join(sorted(info.get("flags", "").split()))
-    return _digest([info.get("model name", ""), flags])
-
-
-def _cpuinfo() -> dict[str, str]:
-    """The first processor's fields of /proc/cpuinfo (empty where there is none)."""
-    try:
-        text = pathlib.Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return {}
-    fields = {}
-    for line in text.split("\n\n", 1)[0].splitlines():
-        name, _, value = line.partition(":")
-        fields[name.strip()] = value.strip()
-    return fields
+    return _digest([cpu_model(), " ".join(sorted(cpu_flags()))])
 
 
 @functools.cache

@@ -222,7 +222,7 @@ def _lowered(text: str, name: str, bounds_checks: bool, probe: bool) -> tuple[An
 
 
 def _engine_meta(engine: Engine) -> dict[str, Any]:
-    """What `_cached_engine` needs besides the machine code, as JSON."""
+    """What `engine_from_cache` needs besides the machine code, as JSON."""
     return {
         "name": engine.name,
         "args": [kernel_cache.arg_to_json(a) for a in engine.args],

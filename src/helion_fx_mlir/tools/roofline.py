@@ -26,8 +26,6 @@ import ctypes
 import dataclasses
 import functools
 import math
-import pathlib
-import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ import torch
 from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
+from helion_fx_mlir.host_cpu import cpu_flags, cpu_model
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.pipelines import apply, run_pipeline
 from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes, memref_descriptor
@@ -380,24 +379,6 @@ class Movement:
             for numel, share in self.writes
         )
         return max(read, write) * 1e3
-
-
-def _cpuinfo(key: str) -> str | None:
-    """The first value of `key` in /proc/cpuinfo, if there is one."""
-    cpuinfo = pathlib.Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    found = (line.split(":", 1)[1].strip() for line in lines if line.split(":")[0].strip() == key)
-    return next(found, None)
-
-
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags; empty where /proc/cpuinfo has none."""
-    return set((_cpuinfo("flags") or "").split())
-
-
-def cpu_model() -> str:
-    """The CPU's model name, else what Python knows of the processor."""
-    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,32 @@
+"""The host CPU as /proc/cpuinfo describes it: LLVM generates code for its features, the
+bench names it, and the disk cache keys entries by it."""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+import platform
+
+
+@functools.cache
+def cpu_fields() -> dict[str, str]:
+    """The first processor's fields (empty where there is no /proc/cpuinfo)."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {}
+    fields = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        name, _, value = line.partition(":")
+        fields[name.strip()] = value.strip()
+    return fields
+
+
+def cpu_model() -> str:
+    """The model name, else what Python knows of the processor."""
+    return cpu_fields().get("model name") or platform.processor() or platform.machine()
+
+
+def cpu_flags() -> frozenset[str]:
+    """The instruction-set flags (empty where /proc/cpuinfo has none)."""
+    return frozenset(cpu_fields().get("flags", "").split())
