@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
 import torch
 
+from helion_fx_mlir import generate_mlir, lower_to_linalg
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, UpstreamTools, find_tools
 
@@ -44,22 +46,25 @@ def upstream_tools() -> UpstreamTools:
 collect_ignore = ["conformance_suite"]
 
 
-# Modules whose tests share one pass over every sample kernel (a module-scoped fixture).
-EVERY_EXAMPLE_MODULES = {"test_upstream_tools.py", "test_op_coverage.py"}
-# The longest scopes start first, so no worker is left with one at the end.
-LONG_FIRST = [*EVERY_EXAMPLE_MODULES, "test_fuzz.py", "test_conformance.py", "test_programs.py"]
+# The longest tests start first, so no worker is left with one at the end.
+LONG_FIRST = ["test_fuzz.py", "test_conformance.py", "test_programs.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests of one sample kernel run on one xdist worker (`--dist loadgroup`): Helion traces
     a kernel once per argument signature and process, and tracing costs more than most
-    tests. The modules that walk every kernel at once share one worker, so that pass (and
-    its traces) happens once."""
+    tests. So no test walks every kernel at once: each module's per-kernel check is a
+    test parametrized by `name`, run beside that kernel's others."""
     items.sort(key=lambda item: item.path.name not in LONG_FIRST)
     for item in items:
         params = getattr(item, "callspec", None)
         name = params.params.get("name") if params else None
-        if item.path.name in EVERY_EXAMPLE_MODULES:
-            item.add_marker(pytest.mark.xdist_group("every-example"))
-        elif name in EXAMPLES:
+        if name in EXAMPLES:
             item.add_marker(pytest.mark.xdist_group(name))
+
+
+@functools.cache
+def linalg_text(name: str) -> str:
+    """The example's MLIR (first dtype, default config) after --helion-lower-to-linalg,
+    once per worker for the tests that read it."""
+    return lower_to_linalg(generate_mlir(EXAMPLES[name].bind()))

@@ -111,7 +111,7 @@ def test_code_llvm_cannot_generate_is_lowered_again_without_dot_products(
     probed: list[bool] = []
     monkeypatch.setattr(bf16_dot, "host_has_bf16_dot", lambda: True)
 
-    def crashes(module: object, name: str, opt_level: int) -> bool:
+    def crashes(module: object, name: str, opt_level: int, obj: object = None) -> bool:
         probed.append(has_bf16_dots(module))  # type: ignore[arg-type]
         return probed[-1]
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch_mlir import ir
 
-from conftest import CASES
-from helion_fx_mlir import generate_mlir, lower_to_linalg, lower_to_llvm, validate_with_helion_opt
+from conftest import CASES, linalg_text
+from helion_fx_mlir import generate_mlir, lower_to_llvm, validate_with_helion_opt
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.parse import parse_module
 
@@ -72,7 +72,7 @@ def _op_names(text: str) -> set[str]:
 
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_lower_to_linalg_leaves_no_torch_helion_or_loom_ops(name: str) -> None:
-    linalg = lower_to_linalg(generate_mlir(EXAMPLES[name].bind()))
+    linalg = linalg_text(name)
     leftovers = {
         op for op in _op_names(linalg) if op.split(".")[0] in ("torch", "torch_c", "helion", "loom")
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import time
@@ -63,18 +64,33 @@ def _run_child(child: Callable[[], int], own_group: bool) -> None:
 def wait(pid: int, timeout: float | None = None) -> Ended:
     """Reap the child; past `timeout` seconds its process group (or itself, when it has
     none of its own) is killed first."""
-    if timeout is None:
+    if timeout is None or _exits_within(pid, timeout):
         return Ended(os.waitpid(pid, 0)[1])
+    _kill(pid)
+    return Ended(os.waitpid(pid, 0)[1], timed_out=True)
+
+
+def _exits_within(pid: int, timeout: float) -> bool:
+    """Whether the child ends within `timeout` seconds: woken by its exit (a pidfd) where
+    Linux has them, else by polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return _polled_exit(pid, timeout)
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+def _polled_exit(pid: int, timeout: float) -> bool:
     deadline, delay = time.monotonic() + timeout, 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return Ended(status)
-        if time.monotonic() > deadline:
-            _kill(pid)
-            return Ended(os.waitpid(pid, 0)[1], timed_out=True)
+    while time.monotonic() <= deadline:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
         time.sleep(delay)
         delay = min(2 * delay, 0.05)
+    return False
 
 
 def _kill(pid: int) -> None:

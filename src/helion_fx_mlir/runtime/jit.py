@@ -5,6 +5,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import pathlib
+import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,16 +163,17 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     key = kernel_cache.engine_key(bound_kernel, config, bounds_checks)
     if key is not None and (cached := kernel_cache.load(key)) is not None:
         return engine_from_cache(cached)
-    engine = _compile(bound_kernel, config, bounds_checks)
+    engine, write_object = _compile(bound_kernel, config, bounds_checks)
     if key is not None:
-        kernel_cache.store(key, engine.code, _engine_meta(engine))
+        kernel_cache.store(key, write_object, _engine_meta(engine))
     return engine
 
 
-def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> Engine:
-    """Generate, lower and JIT (MLIR's bindings load here: a cached kernel never needs them)."""
-    from torch_mlir.execution_engine import ExecutionEngine
-
+def _compile(
+    bound_kernel: Any, config: helion.Config, bounds_checks: bool
+) -> tuple[Engine, kernel_cache.ObjectWriter]:
+    """Generate, lower and JIT (MLIR's bindings load here: a cached kernel never needs them);
+    with what writes the machine code as an object file, for the disk cache."""
     from helion_fx_mlir.mlir.context import mlir_context
     from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
 
@@ -182,30 +186,63 @@ def _compile(bound_kernel: Any, config: helion.Config, bounds_checks: bool) -> E
             f"{name}: {', '.join(unsupported)} tensors lower to linalg (generate_mlir, "
             "lower_to_linalg) but have no CPU code generation: LLVM has no fp8 float types"
         )
-    module, opt_level = _lowered(
-        text, name, bounds_checks, probe=any(a.dtype == torch.bfloat16 for a in args)
+    probe = any(a.dtype == torch.bfloat16 for a in args)
+    with tempfile.TemporaryDirectory(prefix="helion-fx-mlir-") as workdir:
+        module, opt_level, obj = _lowered(text, name, bounds_checks, probe, pathlib.Path(workdir))
+        with mlir_context():
+            in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
+            unused = {args[i].name for i in module.operation.attributes[UNUSED_ARGS][name]}
+        code, entry, write_object = _probed_code(obj, name) or _execution_engine(
+            module, name, opt_level
+        )
+    engine = Engine(
+        entry, code, name, args, list(signature.outputs), signature.block_sizes, in_place, unused
     )
+    return engine, write_object
+
+
+def _execution_engine(
+    module: Any, name: str, opt_level: int
+) -> tuple[Any, Callable[[Any], None], kernel_cache.ObjectWriter]:
+    """The module JIT'd in this process: the engine, its entry and its object writer."""
+    from torch_mlir.execution_engine import ExecutionEngine
+
+    from helion_fx_mlir.mlir.context import mlir_context
+
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
-        in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
-        unused = {args[i].name for i in module.operation.attributes[UNUSED_ARGS][name]}
     entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))
-    return Engine(
-        entry,
-        engine,
-        name,
-        args,
-        list(signature.outputs),
-        signature.block_sizes,
-        in_place,
-        unused,
-    )
+    return engine, entry, lambda path: engine.dump_to_object_file(str(path))
 
 
-def _lowered(text: str, name: str, bounds_checks: bool, probe: bool) -> tuple[Any, int]:
-    """The kernel in the LLVM dialect and the opt level to generate its code at. On a CPU
-    with AVX512_BF16, bf16 matmuls become its dot products. With `probe` (bf16 kernels),
-    LLVM first generates the code in a forked child: where it dies, the kernel is lowered
+def _probed_code(
+    obj: pathlib.Path | None, name: str
+) -> tuple[Any, Callable[[Any], None], kernel_cache.ObjectWriter] | None:
+    """The code the codegen probe generated, linked and loaded; None where there is none,
+    or no linker (the code is then generated again, in this process)."""
+    if obj is None or not obj.is_file() or not kernel_cache.linker_available():
+        return None
+    try:
+        code = kernel_cache.load_object(obj, name)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return code, code.entry, _writer(obj.read_bytes())
+
+
+def _writer(data: bytes) -> kernel_cache.ObjectWriter:
+    def write(path: pathlib.Path) -> None:
+        path.write_bytes(data)
+
+    return write
+
+
+def _lowered(
+    text: str, name: str, bounds_checks: bool, probe: bool, workdir: pathlib.Path
+) -> tuple[Any, int, pathlib.Path | None]:
+    """The kernel in the LLVM dialect, the opt level to generate its code at and, for a
+    probed kernel, the object file the probe generated. On a CPU with AVX512_BF16, bf16
+    matmuls become its dot products. With `probe` (bf16 kernels), LLVM first generates the
+    code in a forked child, which keeps it: where the child dies, the kernel is lowered
     again without the dot products, and compiled at -O0 if LLVM still dies."""
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
@@ -214,11 +251,14 @@ def _lowered(text: str, name: str, bounds_checks: bool, probe: bool) -> tuple[An
     choices = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
     for bf16_dots in choices:
         module = to_llvm_module(parse_module(text), bounds_checks, bf16_dots)
-        if not probe or not codegen_crashes(module, name, OPT_LEVEL):
-            return module, OPT_LEVEL
+        if not probe:
+            return module, OPT_LEVEL, None
+        obj = workdir / "kernel.o"
+        if not codegen_crashes(module, name, OPT_LEVEL, obj):
+            return module, OPT_LEVEL, obj
         if not has_bf16_dots(module):
             break
-    return module, 0
+    return module, 0, None
 
 
 def _engine_meta(engine: Engine) -> dict[str, Any]:
@@ -251,11 +291,14 @@ OPT_LEVEL = 3
 CODEGEN_PROBE_TIMEOUT_S = 120
 
 
-def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
-    """Whether LLVM dies generating code for the module, found in a forked child. LLVM's
-    X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16 store);
-    in the user's process that would end it, so bf16 kernels are probed first and those
-    LLVM cannot compile optimized are compiled at -O0."""
+def codegen_crashes(
+    module: Any, name: str, opt_level: int, obj: pathlib.Path | None = None
+) -> bool:
+    """Whether LLVM dies generating code for the module, found in a forked child, which
+    writes the code it generated to `obj` (so the parent need not generate it again).
+    LLVM's X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16
+    store); in the user's process that would end it, so bf16 kernels are probed first and
+    those LLVM cannot compile optimized are compiled at -O0."""
 
     from torch_mlir.execution_engine import ExecutionEngine
 
@@ -264,7 +307,10 @@ def codegen_crashes(module: Any, name: str, opt_level: int) -> bool:
     def generate_code() -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
         with mlir_context():
-            ExecutionEngine(module, opt_level=opt_level).raw_lookup(f"_mlir_ciface_{name}")
+            engine = ExecutionEngine(module, opt_level=opt_level)
+            engine.raw_lookup(f"_mlir_ciface_{name}")
+            if obj is not None:
+                engine.dump_to_object_file(str(obj))
         return 0
 
     ended = processes.wait(processes.fork(generate_code), CODEGEN_PROBE_TIMEOUT_S)

@@ -46,9 +46,17 @@ CODE_SETTINGS = (
 )
 
 
+# Writes a kernel's machine code as an object file at the path given.
+ObjectWriter = Callable[[pathlib.Path], None]
+
+
 def enabled() -> bool:
     """`HELION_FX_MLIR_DISK_CACHE=0` turns the cache off (a linker is needed to fill it)."""
-    return os.environ.get(DISABLE_ENV, "1") != "0" and _linker() is not None
+    return os.environ.get(DISABLE_ENV, "1") != "0" and linker_available()
+
+
+def linker_available() -> bool:
+    return _linker() is not None
 
 
 @functools.cache
@@ -142,12 +150,20 @@ def load(key: str) -> CompiledCode | None:
     return code
 
 
-def store(key: str, engine: Any, meta: dict[str, Any]) -> None:
-    """Publish the engine's machine code (linked into a shared library) and metadata.
+def load_object(obj: pathlib.Path, name: str) -> CompiledCode:
+    """The kernel `name` from an object file LLVM wrote (linked beside it, then loaded)."""
+    library = obj.with_suffix(".so")
+    _link(obj, library)
+    openmp_runtime()
+    return CompiledCode(ctypes.CDLL(str(library)), {"name": name})
+
+
+def store(key: str, write_object: ObjectWriter, meta: dict[str, Any]) -> None:
+    """Publish the kernel's machine code (linked into a shared library) and metadata.
     A failure to write leaves the kernel running from memory, with one warning."""
 
     def write(directory: pathlib.Path) -> None:
-        engine.dump_to_object_file(str(directory / "kernel.o"))
+        write_object(directory / "kernel.o")
         _link(directory / "kernel.o", directory / LIBRARY)
         (directory / "kernel.o").unlink()
         (directory / META).write_text(json.dumps({"format": FORMAT, **meta}, indent=1))

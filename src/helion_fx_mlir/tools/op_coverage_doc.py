@@ -12,6 +12,7 @@ every example of `examples.EXAMPLES` and walking the graphs reachable from its r
 from __future__ import annotations
 
 import pathlib
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -191,17 +192,46 @@ def graph_targets(bound: Any, config: Any = None) -> set[str]:
     return found
 
 
-def proving_tests(examples: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """target -> {example name: the first pytest id of that example whose graphs use it}."""
-    proofs: dict[str, dict[str, str]] = {}
-    for example in examples:
-        bound_by_dtype: dict[torch.dtype, Any] = {}
-        for test_id, dtype, config in example_cases(example):
-            if dtype not in bound_by_dtype:
-                bound_by_dtype[dtype] = example.bind(dtype)
-            for target in graph_targets(bound_by_dtype[dtype], config):
-                proofs.setdefault(target, {}).setdefault(example.name, test_id)
+def example_proofs(example: Any) -> dict[str, str]:
+    """target -> the first pytest id of the example whose graphs use it (Helion caches each
+    bind, so a process that ran the example's tests binds nothing again)."""
+    proofs: dict[str, str] = {}
+    for test_id, dtype, config in example_cases(example):
+        for target in graph_targets(example.bind(dtype), config):
+            proofs.setdefault(target, test_id)
     return proofs
+
+
+def proving_tests(examples: Iterable[Any]) -> dict[str, dict[str, str | None]]:
+    """target -> {example name: the first pytest id of that example whose graphs use it}."""
+    proofs: dict[str, dict[str, str | None]] = {}
+    for example in examples:
+        for target, test_id in example_proofs(example).items():
+            proofs.setdefault(target, {})[example.name] = test_id
+    return proofs
+
+
+SHOWN = re.compile(r"`(\w+)` \(([^()]*)\)")
+MORE = re.compile(r"; \+\d+ more: ")
+CLAIMS = re.compile(rf"{SHOWN.pattern}(, {SHOWN.pattern})*({MORE.pattern}`\w+`(, `\w+`)*)?")
+
+
+def claims(doc: str) -> dict[str, dict[str, str | None]]:
+    """What a rendered doc says proves each target: {example: its test id, or None where
+    only the name is listed}; the inverse of `render_proofs` on its "proven by" column."""
+    found: dict[str, dict[str, str | None]] = {}
+    for line in doc.splitlines():
+        if not line.startswith("| `"):
+            continue
+        target = line[3 : line.index("`", 3)]
+        cell = line.rsplit(" | ", 1)[1].removesuffix(" |")
+        if not CLAIMS.fullmatch(cell):
+            continue
+        shown, *more = MORE.split(cell, 1)
+        by_example: dict[str, str | None] = dict(SHOWN.findall(shown))
+        by_example.update(dict.fromkeys(re.findall(r"`(\w+)`", "".join(more))))
+        found[target] = by_example
+    return found
 
 
 def _cell(text: str) -> str:
@@ -215,7 +245,12 @@ def render(examples: Iterable[Any] | None = None) -> str:
 
         examples = EXAMPLES.values()
     examples = list(examples)
-    proofs = proving_tests(examples)
+    return render_proofs(proving_tests(examples), len(examples))
+
+
+def render_proofs(proofs: dict[str, dict[str, str | None]], example_count: int) -> str:
+    """The doc for these proofs: a test id is printed only for the first IDS_SHOWN
+    examples of a target, so the others' may be None."""
     rules = {display_name(t): rule for t, rule in LOWERINGS.items()}
     extra = sorted((set(rules) | set(proofs)) - set(INVENTORY))
     rows = [*INVENTORY, *extra]
@@ -238,7 +273,7 @@ def render(examples: Iterable[Any] | None = None) -> str:
         "  from the roots use the target, with the first execution test of each (compile_kernel",
         f"  against eager PyTorch); after {IDS_SHOWN} examples only names are listed.",
         "",
-        f"{len(examples)} sample kernels; {len(rows)} targets, "
+        f"{example_count} sample kernels; {len(rows)} targets, "
         f"{sum(1 for r in rows if r in proofs)} proven by a test, "
         f"{sum(1 for r in rows if r in rules)} with a rule.",
         "",

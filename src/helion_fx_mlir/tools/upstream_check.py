@@ -7,15 +7,13 @@ alone would accept or compute wrongly.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import importlib.metadata
-import itertools
 import math
 import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,28 +136,16 @@ _DIAGNOSTIC = re.compile(r"^(\S+?):(\d+):(\d+): (error|warning|note|remark): ")
 def tool_diagnostics(stderr: str, filename: str) -> list[str]:
     """'file:line:col: severity: msg' per diagnostic, notes indented below; source snippets
     dropped."""
-    return split_diagnostics(stderr, [filename], [1])[filename]
-
-
-def split_diagnostics(
-    stderr: str, filenames: Sequence[str], starts: Sequence[int]
-) -> dict[str, list[str]]:
-    """tool_diagnostics of a --split-input-file run: each diagnostic goes to the file whose
-    lines (from `starts`, ascending) hold it, its line renumbered as that file's own."""
-    diags: dict[str, list[str]] = {name: [] for name in filenames}
-    last: list[str] = []
+    diags: list[str] = []
     for line in stderr.splitlines():
         match = _DIAGNOSTIC.match(line)
         if match is None:
             continue
-        number = int(match.group(2))
-        index = max(bisect.bisect_right(starts, number) - 1, 0)
-        text = f"{filenames[index]}:{number - starts[index] + 1}{line[match.end(2) :]}"
-        if match.group(4) == "note" and last:
-            last[-1] += "\n  " + text
+        text = f"{filename}{line[match.end(1) :]}"
+        if match.group(4) == "note" and diags:
+            diags[-1] += "\n  " + text
         else:
-            last = diags[filenames[index]]
-            last.append(text)
+            diags.append(text)
     return diags
 
 
@@ -170,28 +156,6 @@ def verify_with_mlir_opt(text: str, filename: str = "<stdin>") -> ToolResult:
     if proc.returncode != 0 and not diags:
         diags = [_exit_message(filename, proc)]
     return ToolResult(proc.returncode == 0, diags, proc.returncode, proc.stdout)
-
-
-SPLIT_MARKER = "// -----\n"
-
-
-def verify_all_with_mlir_opt(texts: Mapping[str, str]) -> dict[str, ToolResult]:
-    """verify_with_mlir_opt of every FILENAME: text in one mlir-opt run (--split-input-file),
-    one process instead of one each; a file fails on the errors on its own lines."""
-    chunks = [text if text.endswith("\n") else text + "\n" for text in texts.values()]
-    starts = list(itertools.accumulate((c.count("\n") + 1 for c in chunks[:-1]), initial=1))
-    proc = run_tool(
-        "mlir-opt", ["--split-input-file", "-o", os.devnull, "-"], SPLIT_MARKER.join(chunks)
-    )
-    diags = split_diagnostics(proc.stderr, list(texts), starts)
-    errors = {name for name, found in diags.items() if any(": error: " in d for d in found)}
-    if proc.returncode != 0 and not errors:  # a crash, or errors with no place: all unproven
-        diags = {name: [*found, _exit_message(name, proc)] for name, found in diags.items()}
-        errors = set(texts)
-    return {
-        name: ToolResult(name not in errors, found, proc.returncode if name in errors else 0)
-        for name, found in diags.items()
-    }
 
 
 def _exit_message(filename: str, proc: subprocess.CompletedProcess[str]) -> str:
