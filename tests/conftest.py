@@ -1,16 +1,17 @@
-"""Shared fixtures: example cases as pytest parameters."""
+"""Shared fixtures and the grouping of each sample kernel's tests on one worker.
+
+Imports nothing heavy at module level: pytest-xdist's controller loads this file but runs
+no test, and torch, Helion and torch-mlir cost it seconds of a core the workers need."""
 
 from __future__ import annotations
 
-import functools
 import os
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
 
-from helion_fx_mlir import generate_mlir, lower_to_linalg
-from helion_fx_mlir.examples import EXAMPLES
-from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, UpstreamTools, find_tools
+if TYPE_CHECKING:
+    from helion_fx_mlir.tools.upstream_check import UpstreamTools
 
 # Each test compiles what it runs: the disk cache of compiled kernels would let a kernel
 # compiled by an earlier test (or run) skip the code a test patches. The cache's own tests
@@ -20,15 +21,11 @@ os.environ["HELION_FX_MLIR_DISK_CACHE"] = "0"
 # tests ask for a search on the kernel (`autotune_effort=`).
 os.environ["HELION_AUTOTUNE_EFFORT"] = "none"
 
-CASES = [
-    pytest.param(name, dtype, id=f"{name}-{str(dtype).removeprefix('torch.')}")
-    for name, example in EXAMPLES.items()
-    for dtype in example.dtypes
-]
-
 
 @pytest.fixture(autouse=True)
 def _single_thread() -> None:
+    import torch
+
     torch.set_num_threads(1)
 
 
@@ -36,6 +33,8 @@ def _single_thread() -> None:
 def upstream_tools() -> UpstreamTools:
     """The upstream mlir-opt/mlir-runner; their tests fail without them, as a skip would
     pass unnoticed (make setup installs them)."""
+    from helion_fx_mlir.tools.upstream_check import INSTALL_HINT, find_tools
+
     tools = find_tools()
     assert tools is not None, f"upstream mlir-opt/mlir-runner are not installed: {INSTALL_HINT}"
     return tools
@@ -55,16 +54,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     a kernel once per argument signature and process, and tracing costs more than most
     tests. So no test walks every kernel at once: each module's per-kernel check is a
     test parametrized by `name`, run beside that kernel's others."""
+    from helion_fx_mlir.examples import EXAMPLES
+
     items.sort(key=lambda item: item.path.name not in LONG_FIRST)
     for item in items:
         params = getattr(item, "callspec", None)
         name = params.params.get("name") if params else None
         if name in EXAMPLES:
             item.add_marker(pytest.mark.xdist_group(name))
-
-
-@functools.cache
-def linalg_text(name: str) -> str:
-    """The example's MLIR (first dtype, default config) after --helion-lower-to-linalg,
-    once per worker for the tests that read it."""
-    return lower_to_linalg(generate_mlir(EXAMPLES[name].bind()))

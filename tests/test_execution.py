@@ -7,7 +7,7 @@ import helion.language as hl
 import pytest
 import torch
 
-from conftest import CASES
+from cases import CASES
 from helion_fx_mlir import compile_kernel
 from helion_fx_mlir.examples import EXAMPLES
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from conftest import linalg_text
+from cases import linalg_text
 from helion_fx_mlir import compile_kernel
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.tools import upstream_check

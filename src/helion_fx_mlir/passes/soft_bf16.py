@@ -14,6 +14,8 @@ so the kernel failed to link. Two steps, both on the LLVM dialect:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
@@ -80,9 +82,20 @@ def _i16_like(ty: ir.Type) -> ir.Type:
     return ir.VectorType.get(ir.VectorType(ty).shape, i16) if isinstance(ty, ir.VectorType) else i16
 
 
-def _uses_bf16(op: ir.Operation) -> bool:
-    types = [*(r.type for r in op.results), *(o.type for o in op.operands)]
-    return any("bf16" in str(t) for t in types)
+def _bf16_users() -> Callable[[ir.Operation], bool]:
+    """Whether an op has bf16 results or operands. Each distinct type is printed once:
+    printing every value's type made this the slowest of the passes on f32 kernels."""
+    known: dict[ir.Type, bool] = {}
+
+    def is_bf16(ty: ir.Type) -> bool:
+        if ty not in known:
+            known[ty] = "bf16" in str(ty)
+        return known[ty]
+
+    def uses_bf16(op: ir.Operation) -> bool:
+        return any(is_bf16(r.type) for r in op.results) or any(is_bf16(o.type) for o in op.operands)
+
+    return uses_bf16
 
 
 @register("helion-define-bf16-truncation", "define __truncsfbf2 in a module that calls it")
@@ -95,7 +108,7 @@ def define_bf16_truncation(module: ir.Module) -> None:
         if op.operation.name == "llvm.func"
         and ir.StringAttr(op.operation.attributes["sym_name"]).value == NAME
     ]
-    if any(len(op.regions[0].blocks) for op in existing) or first_op(module, _uses_bf16) is None:
+    if any(len(op.regions[0].blocks) for op in existing) or first_op(module, _bf16_users()) is None:
         return
     for declaration in existing:
         declaration.erase()

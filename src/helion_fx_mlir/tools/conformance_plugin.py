@@ -79,6 +79,8 @@ class _TestState:
 
 def pytest_configure(config: pytest.Config) -> None:
     _TestState.controller = not hasattr(config, "workerinput")  # xdist workers have it
+    if _TestState.controller and config.getoption("dist", "no") != "no":
+        return  # the workers run the tests: only they need Helion, patched
     import helion._testing as testing
     import torch
     from helion.runtime.kernel import BoundKernel
