@@ -95,7 +95,7 @@ def test_a_config_that_fails_to_lower_is_skipped_with_one_line(
     line naming it, and the other runs."""
     compile_ = jit._compile
 
-    def reject_wide(bound: Any, config: Any, bounds_checks: bool) -> jit.Engine:
+    def reject_wide(bound: Any, config: Any, bounds_checks: bool) -> tuple[jit.Engine, Any]:
         if config.config["block_sizes"][1] == 64:
             raise LoweringError("this config cannot be lowered (rejected on purpose)")
         return compile_(bound, config, bounds_checks)
