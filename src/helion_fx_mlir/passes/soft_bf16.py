@@ -82,20 +82,22 @@ def _i16_like(ty: ir.Type) -> ir.Type:
     return ir.VectorType.get(ir.VectorType(ty).shape, i16) if isinstance(ty, ir.VectorType) else i16
 
 
-def _bf16_users() -> Callable[[ir.Operation], bool]:
-    """Whether an op has bf16 results or operands. Each distinct type is printed once:
-    printing every value's type made this the slowest of the passes on f32 kernels."""
+def _bf16_definers() -> Callable[[ir.Operation], bool]:
+    """Whether an op defines a bf16 value: a result, or an argument of a block of its
+    regions (every value is one of these, so no operand need be read). Each distinct type
+    is printed once: printing every value's type made this the slowest pass on f32 kernels."""
     known: dict[ir.Type, bool] = {}
 
-    def is_bf16(ty: ir.Type) -> bool:
-        if ty not in known:
-            known[ty] = "bf16" in str(ty)
-        return known[ty]
+    def is_bf16(value: ir.Value) -> bool:
+        if value.type not in known:
+            known[value.type] = "bf16" in str(value.type)
+        return known[value.type]
 
-    def uses_bf16(op: ir.Operation) -> bool:
-        return any(is_bf16(r.type) for r in op.results) or any(is_bf16(o.type) for o in op.operands)
+    def defines_bf16(op: ir.Operation) -> bool:
+        arguments = (a for region in op.regions for block in region.blocks for a in block.arguments)
+        return any(map(is_bf16, op.results)) or any(map(is_bf16, arguments))
 
-    return uses_bf16
+    return defines_bf16
 
 
 @register("helion-define-bf16-truncation", "define __truncsfbf2 in a module that calls it")
@@ -108,7 +110,10 @@ def define_bf16_truncation(module: ir.Module) -> None:
         if op.operation.name == "llvm.func"
         and ir.StringAttr(op.operation.attributes["sym_name"]).value == NAME
     ]
-    if any(len(op.regions[0].blocks) for op in existing) or first_op(module, _bf16_users()) is None:
+    if (
+        any(len(op.regions[0].blocks) for op in existing)
+        or first_op(module, _bf16_definers()) is None
+    ):
         return
     for declaration in existing:
         declaration.erase()
