@@ -132,10 +132,12 @@ print(json.dumps({"outcome": {"status": "ok", "detail": ""}}), flush=True)
 """
 
 
-def test_a_crash_or_hang_ends_only_its_child(monkeypatch) -> None:
-    """Each fake child runs the first case of its batch and exits; case 1 aborts, case 2 hangs."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_crash_or_hang_ends_only_its_child(monkeypatch, jobs: int) -> None:
+    """Each fake child runs the first case of its batch and exits; case 1 aborts, case 2
+    hangs. With two jobs, each stripe of cases has children of its own."""
     monkeypatch.setattr(differential, "WORKER_COMMAND", [sys.executable, "-c", FAKE_WORKER])
-    outcomes = differential.fuzz(4, differential.Options(batch=1, timeout=2))
+    outcomes = differential.fuzz(4, differential.Options(batch=1, timeout=2, jobs=jobs))
     assert [o.status for o in outcomes] == ["ok", "crash", "timeout", "ok"]
     assert outcomes[1].detail.startswith("signal 6 (SIGABRT)")
     assert "CRASH add dtype=f32" in differential.report(outcomes, bounds_checks=False)
