@@ -120,3 +120,21 @@ def test_code_llvm_cannot_generate_is_lowered_again_without_dot_products(
     got = compile_kernel(addmm_tiles.bind((x, y)), config=_config(16, 16, 16))(x, y)
     assert probed == [True, False]
     torch.testing.assert_close(got, x @ y)
+
+
+@pytest.mark.parametrize("linker", [True, False])
+def test_a_bf16_kernel_runs_the_code_its_probe_generated(
+    monkeypatch: pytest.MonkeyPatch, linker: bool
+) -> None:
+    """LLVM generates a bf16 kernel's code once, in the forked probe; the process links
+    and loads that object. Without a linker it generates the code again itself."""
+    from helion_fx_mlir.examples import EXAMPLES
+    from helion_fx_mlir.runtime import kernel_cache
+
+    monkeypatch.setattr(kernel_cache, "linker_available", lambda: linker)
+    example = EXAMPLES["softmax"]
+    x = torch.randn(19, 37).bfloat16()  # a signature no other test compiles
+    bound = example.kernel.bind((x,))
+    engine = jit.jit(bound, bound.config_spec.default_config())
+    assert isinstance(engine.code, kernel_cache.CompiledCode) == linker
+    torch.testing.assert_close(compile_kernel(bound)(x), example.reference(x))
