@@ -109,7 +109,10 @@ def test_a_corrupt_or_stale_entry_is_rebuilt_with_one_warning(
         (entry / kernel_cache.META).write_text(json.dumps({**meta, "format": 0}))
     with pytest.warns(UserWarning, match="is unusable") as warned:
         run_compiled(gated_kernel())
-    assert len(warned) == 1
+    # Ours only: a warning torch or Helion gives once per process may fall in this block,
+    # depending on which tests this worker ran first.
+    ours = [str(w.message) for w in warned if str(w.message).startswith("helion-fx-mlir:")]
+    assert len(ours) == 1, [f"{w.category.__name__}: {w.message}" for w in warned]
     run_compiled(gated_kernel())
     assert compiles == ["gated_sum", "gated_sum"]
 
