@@ -22,15 +22,9 @@ from torch_mlir.dialects import vector, x86
 
 from helion_fx_mlir.host_cpu import cpu_flags
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import first_op, ops_named, ops_where
+from helion_fx_mlir.mlir.walk import first_op, ops_named
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import (
-    PLAIN_MAPS,
-    TAG,
-    Schedule,
-    apply_script,
-    transform_script,
-)
+from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, Schedule, apply_schedules
 
 LANES = 16  # f32 lanes of one dot product (a 512-bit register)
 # Accumulator rows x columns held in registers across the K loop. Measured on Zen 4 with
@@ -64,7 +58,7 @@ def has_bf16_dots(module: ir.Module) -> bool:
 def bf16_dot_products(module: ir.Module) -> None:
     """Tile and vectorize each such matmul in K pairs, then turn its contractions into dots."""
     with mlir_context():
-        groups: dict[Schedule, int] = {}
+        scheduled: list[tuple[ir.Operation, Schedule]] = []
         for op in ops_named(module, "linalg.matmul"):
             sources = _bf16_operands(op)
             schedule = _schedule(op, sources) if sources is not None else None
@@ -72,14 +66,10 @@ def bf16_dot_products(module: ir.Module) -> None:
                 continue
             for i, source in enumerate(sources):
                 op.operands[i] = source
-            op.attributes[TAG] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
-            )
-        if not groups:
+            scheduled.append((op, schedule))
+        if not scheduled:
             return
-        apply_script(module, transform_script(groups))
-        for op in ops_where(module, lambda op: TAG in op.attributes):
-            del op.attributes[TAG]
+        apply_schedules(module, scheduled)
         for contract in ops_named(module, "vector.contract"):
             if _is_pair_contraction(contract):
                 _as_dots(contract)

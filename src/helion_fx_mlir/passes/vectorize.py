@@ -55,18 +55,23 @@ class Schedule:
 def vectorize_tile_bodies(module: ir.Module) -> None:
     """Tile and vectorize every linalg op and padded load a schedule fits."""
     with mlir_context():
-        groups: dict[Schedule, int] = {}
-        for op in _candidates(module):
-            schedule = schedule_for(op)
-            if schedule is not None:
-                op.attributes[TAG] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
-                )
-        if groups:
-            apply_script(module, transform_script(groups))
-        for op in _tagged(module):
-            del op.attributes[TAG]
+        scheduled = [(op, schedule_for(op)) for op in _candidates(module)]
+        apply_schedules(module, [(op, s) for op, s in scheduled if s is not None])
         _widen_contractions(module)
+
+
+def apply_schedules(module: ir.Module, scheduled: list[tuple[ir.Operation, Schedule]]) -> None:
+    """Tile and vectorize each op by its schedule: ops are tagged with their schedule's
+    group, one transform script handles every group, and the tags are removed."""
+    groups: dict[Schedule, int] = {}
+    for op, schedule in scheduled:
+        op.attributes[TAG] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
+        )
+    if groups:
+        _apply_script(module, transform_script(groups))
+    for op in _tagged(module):
+        del op.attributes[TAG]
 
 
 def _widen_contractions(module: ir.Module) -> None:
@@ -346,7 +351,7 @@ def _split_steps(schedule: Schedule, handle: str) -> str:
     }}"""
 
 
-def apply_script(module: ir.Module, script: str) -> None:
+def _apply_script(module: ir.Module, script: str) -> None:
     """Run a transform script (transform_script) on the module."""
     transforms = ir.Module.parse(script)
     try:

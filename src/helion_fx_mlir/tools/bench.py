@@ -28,7 +28,6 @@ import torch
 
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.frontend.host_program import build_host_function
-from helion_fx_mlir.frontend.lower import generate_mlir
 from helion_fx_mlir.frontend.lowering_context import resolve_config
 from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.runtime.autotune import mlir_copy
@@ -178,7 +177,6 @@ def _compile(bound: Any, config: helion.Config | None, spent_s: float = 0.0) -> 
     tuned config, by the search)."""
     start = time.perf_counter()
     config = resolve_config(bound, config)
-    generate_mlir(bound, config=config)
     with mock.patch.dict(os.environ, {kernel_cache.DISABLE_ENV: "0"}):
         engine = jit(bound, config)
     seconds = spent_s + time.perf_counter() - start
