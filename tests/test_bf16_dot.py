@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir.examples.kernels import matmul
+from helion_fx_mlir.examples.matmuls import matmul_dot_acc
 from helion_fx_mlir.mlir.parse import parse_module
 from helion_fx_mlir.passes import bf16_dot
 from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
@@ -16,32 +18,6 @@ from helion_fx_mlir.passes.pipelines import to_llvm_module
 from helion_fx_mlir.runtime import jit
 
 needs_bf16_dot = pytest.mark.skipif(not host_has_bf16_dot(), reason="the CPU lacks AVX512_BF16")
-
-
-@helion.kernel(static_shapes=True)
-def addmm_tiles(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    m, k = x.size()
-    _, n = y.size()
-    out = torch.empty([m, n], dtype=x.dtype)
-    for tile_m, tile_n in hl.tile([m, n]):
-        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
-        for tile_k in hl.tile(k):
-            acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])
-        out[tile_m, tile_n] = acc.to(x.dtype)
-    return out
-
-
-@helion.kernel(static_shapes=True)
-def dot_tiles(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    m, k = x.size()
-    _, n = y.size()
-    out = torch.empty([m, n], dtype=x.dtype)
-    for tile_m, tile_n in hl.tile([m, n]):
-        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
-        for tile_k in hl.tile(k):
-            acc = hl.dot(x[tile_m, tile_k], y[tile_k, tile_n], acc=acc)
-        out[tile_m, tile_n] = acc.to(x.dtype)
-    return out
 
 
 @helion.kernel(static_shapes=True)
@@ -66,11 +42,11 @@ def _config(*blocks: int) -> helion.Config:
 # so is an untiled odd K (37 lanes to 64): only K = 1 stays odd. (Helion's dot blocks are
 # 16 wide at least, so N is always in whole registers here; lit_tests/passes has N = 8.)
 CASES = [
-    pytest.param(addmm_tiles, (37, 64, 45), _config(16, 16, 16), True, id="addmm-16"),
-    pytest.param(addmm_tiles, (100, 130, 70), _config(32, 32, 32), True, id="addmm-padded-k"),
-    pytest.param(addmm_tiles, (70, 128, 100), _config(64, 64, 64), True, id="addmm-64"),
-    pytest.param(dot_tiles, (100, 130, 70), _config(64, 64, 64), True, id="dot-64"),
-    pytest.param(dot_tiles, (37, 70, 45), _config(16, 32, 16), True, id="dot-padded-k"),
+    pytest.param(matmul, (37, 64, 45), _config(16, 16, 16), True, id="addmm-16"),
+    pytest.param(matmul, (100, 130, 70), _config(32, 32, 32), True, id="addmm-padded-k"),
+    pytest.param(matmul, (70, 128, 100), _config(64, 64, 64), True, id="addmm-64"),
+    pytest.param(matmul_dot_acc, (100, 130, 70), _config(64, 64, 64), True, id="dot-64"),
+    pytest.param(matmul_dot_acc, (37, 70, 45), _config(16, 32, 16), True, id="dot-padded-k"),
     pytest.param(whole_k_rows, (37, 38, 45), _config(16, 32), True, id="whole-k-38"),
     pytest.param(whole_k_rows, (37, 37, 45), _config(16, 32), True, id="whole-k-37"),
     pytest.param(whole_k_rows, (20, 1, 33), _config(16, 16), False, id="whole-k-1"),
@@ -117,7 +93,7 @@ def test_code_llvm_cannot_generate_is_lowered_again_without_dot_products(
 
     monkeypatch.setattr(jit, "codegen_crashes", crashes)
     x, y = _args((21, 32, 40))  # a signature no other test compiles (engines are cached)
-    got = compile_kernel(addmm_tiles.bind((x, y)), config=_config(16, 16, 16))(x, y)
+    got = compile_kernel(matmul.bind((x, y)), config=_config(16, 16, 16))(x, y)
     assert probed == [True, False]
     torch.testing.assert_close(got, x @ y)
 
