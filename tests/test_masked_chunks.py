@@ -16,6 +16,7 @@ from torch_mlir.execution_engine import ExecutionEngine
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.masked_chunks import split_masked_memory_ops
+from helion_fx_mlir.runtime.jit import OPT_LEVEL
 
 LANES = 128
 IOTA = ", ".join(map(str, range(LANES)))
@@ -46,7 +47,7 @@ def compiled_copy() -> tuple[ir.Module, ExecutionEngine]:
         module = ir.Module.parse(COPY)
         split_masked_memory_ops(module)
         module.operation.verify()
-        return module, ExecutionEngine(module, opt_level=3)
+        return module, ExecutionEngine(module, opt_level=OPT_LEVEL)
 
 
 def test_wide_masked_ops_become_256_bit_chunks() -> None:

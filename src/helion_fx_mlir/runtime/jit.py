@@ -287,7 +287,9 @@ def engine_from_cache(code: kernel_cache.CompiledCode) -> Engine:
     )
 
 
-OPT_LEVEL = 3
+# LLVM's -O2: our passes vectorize and tile before LLVM sees the code, so -O3 made no kernel
+# faster on the bench and took 1.6 times as long to generate code (docs/performance.md).
+OPT_LEVEL = 2
 CODEGEN_PROBE_TIMEOUT_S = 120
 
 
