@@ -8,12 +8,17 @@ STAMP := $(VENV)/.installed
 
 setup: $(STAMP)
 
+# uv installs (pinned, into the venv by its pip): the same packages as pip, in half the time,
+# which every fresh clone's `make test` pays. It does not read pip's configuration, so it
+# is given pip's find-links: where a machine keeps local wheels (its CPU build of torch).
+UV := $(VENV)/bin/uv
+FIND_LINKS = $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# torch first and alone: pip takes the local CPU wheel for this exact pin.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,mlir-tools]'
+	$(PY) -m pip install --quiet uv==0.13.9
+	$(UV) pip install --quiet --python $(PY) --compile-bytecode \
+		$(foreach dir,$(FIND_LINKS),--find-links $(dir)) torch==2.13.0 -e '.[test,mlir-tools]'
 	touch $(STAMP)
 
 demo: $(STAMP)
