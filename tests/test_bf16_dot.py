@@ -9,13 +9,14 @@ import pytest
 import torch
 
 from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.examples.kernels import matmul
 from helion_fx_mlir.examples.matmuls import matmul_dot_acc
 from helion_fx_mlir.mlir.parse import parse_module
 from helion_fx_mlir.passes import bf16_dot
 from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
 from helion_fx_mlir.passes.pipelines import to_llvm_module
-from helion_fx_mlir.runtime import jit
+from helion_fx_mlir.runtime import jit, kernel_cache
 
 needs_bf16_dot = pytest.mark.skipif(not host_has_bf16_dot(), reason="the CPU lacks AVX512_BF16")
 
@@ -104,13 +105,11 @@ def test_a_bf16_kernel_runs_the_code_its_probe_generated(
 ) -> None:
     """LLVM generates a bf16 kernel's code once, in the forked probe; the process links
     and loads that object. Without a linker it generates the code again itself."""
-    from helion_fx_mlir.examples import EXAMPLES
-    from helion_fx_mlir.runtime import kernel_cache
-
     monkeypatch.setattr(kernel_cache, "linker_available", lambda: linker)
     example = EXAMPLES["softmax"]
-    x = torch.randn(19, 37).bfloat16()  # a signature no other test compiles
+    x = torch.randn(19, 37 + linker).bfloat16()  # signatures no other test compiles
     bound = example.kernel.bind((x,))
-    engine = jit.jit(bound, bound.config_spec.default_config())
+    config = bound.config_spec.default_config()
+    engine = jit.cached_engine(bound, config)
     assert isinstance(engine.code, kernel_cache.CompiledCode) == linker
-    torch.testing.assert_close(compile_kernel(bound)(x), example.reference(x))
+    torch.testing.assert_close(jit.host_for_config(bound, config)(x), example.reference(x))

@@ -68,8 +68,9 @@ def apply_schedules(module: ir.Module, scheduled: list[tuple[ir.Operation, Sched
         op.attributes[TAG] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), groups.setdefault(schedule, len(groups))
         )
-    if groups:
-        _apply_script(module, transform_script(groups))
+    if not groups:
+        return
+    _apply_script(module, transform_script(groups))
     for op in _tagged(module):
         del op.attributes[TAG]
 
