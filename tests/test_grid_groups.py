@@ -1,5 +1,6 @@
-"""Programs of a 1-D grid that loop over tiles run in interleaved groups
-(`group_grid_programs`); the kernel still matches eager, on one thread and on several."""
+"""Programs of a grid that loop over tiles run in interleaved groups along the grid's last
+dimension (`group_grid_programs`) when each reads narrow strips; the kernel still matches
+eager, on one thread and on several. Programs that read contiguous runs stay alone."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ CONFIGS = [
 def _grid_after_grouping(bound: object, config: helion.Config) -> str:
     upto = LLVM.index("helion-group-grid-programs")
     module = apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1])
-    return re.search(r"scf\.forall \(%\w+\) in \((\d+)\)", str(module)).group(1)
+    return re.search(r"scf\.forall \([%\w, ]+\) in \(([\d, ]+)\)", str(module)).group(1)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -48,3 +49,31 @@ def test_a_grid_too_small_to_share_is_left_alone() -> None:
     x = torch.randn(100, 128)
     bound = example.kernel.bind((x,))
     assert _grid_after_grouping(bound, helion.Config(block_sizes=[32, 32])) == "4"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("config", "grid"), [([16, 32], "4, 4"), ([8, 16], "8, 8")])
+def test_a_2d_grid_of_strips_groups_its_last_dimension(
+    config: list[int], grid: str, threads: int
+) -> None:
+    """An elementwise add in 16x32 tiles: each program walks its rows 32 wide; a group of
+    16 programs along a row of tiles reads each row 512 wide."""
+    torch.set_num_threads(threads)
+    example = EXAMPLES["add"]
+    x, y = torch.randn(*SHAPE), torch.randn(*SHAPE)
+    bound = example.kernel.bind((x, y))
+    assert _grid_after_grouping(bound, helion.Config(block_sizes=config)) == grid
+    compiled = compile_kernel(bound, config=helion.Config(block_sizes=config))
+    torch.testing.assert_close(compiled(x, y), example.reference(x, y))
+
+
+@pytest.mark.parametrize(("config", "grid"), [([1, 2048], "64"), ([4, 2048], "16")])
+def test_programs_reading_whole_rows_are_left_alone(config: list[int], grid: str) -> None:
+    """A loop over a row's vectors moves the innermost index: interleaving such programs
+    would turn one contiguous stream into sixteen."""
+    example = EXAMPLES["add"]
+    x, y = torch.randn(*SHAPE), torch.randn(*SHAPE)
+    bound = example.kernel.bind((x, y))
+    assert _grid_after_grouping(bound, helion.Config(block_sizes=config)) == grid
+    compiled = compile_kernel(bound, config=helion.Config(block_sizes=config))
+    torch.testing.assert_close(compiled(x, y), example.reference(x, y))

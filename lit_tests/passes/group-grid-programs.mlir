@@ -1,7 +1,9 @@
 // The 64 programs of a 1-D grid whose body is set-up then one loop run in 8 groups of 8:
 // each group runs its programs' set-up (program = group * 8 + j), then the loop once,
 // doing every program's iteration r before r + 1, with the set-up's pure ops recomputed
-// per program inside it. A grid whose loop yields results is left alone.
+// per program inside it. A 2-D grid is grouped along its last dimension. A grid whose loop
+// yields results, or whose loop moves an access's innermost index (programs that read
+// contiguous runs already), is left alone.
 // RUN: helion-opt %s --helion-group-grid-programs | FileCheck %s
 
 // CHECK-LABEL: func.func @col_sum(
@@ -51,6 +53,48 @@ func.func @loop_with_results(%n: index) {
   scf.forall (%i) in (64) {
     %s = scf.for %r = %c0 to %n step %c1 iter_args(%a = %i) -> (index) {
       scf.yield %a : index
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @add_tiles(
+// CHECK: scf.forall (%[[I:[a-z0-9_]+]], %[[GROUP:[a-z0-9_]+]]) in (4, 4) {
+// CHECK: %[[SIZE:[a-z0-9_]+]] = arith.constant 16 : index
+// CHECK: %[[FIRST:[a-z0-9_]+]] = arith.muli %[[GROUP]], %[[SIZE]] : index
+// CHECK-NEXT: %[[PROGRAM:[a-z0-9_]+]] = arith.addi %[[FIRST]], %{{[a-z0-9_]+}} : index
+// CHECK: scf.for %[[R:[a-z0-9_]+]] =
+// CHECK: arith.muli %[[I]], %{{[a-z0-9_]+}} : index
+// CHECK: vector.transfer_read
+func.func @add_tiles(%x: memref<64x2048xf32>, %out: memref<64x2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pad = ub.poison : f32
+  scf.forall (%i, %j) in (4, 64) {
+    %row0 = arith.muli %i, %c16 : index
+    %col = arith.muli %j, %c32 : index
+    scf.for %r = %c0 to %c16 step %c1 {
+      %row = arith.addi %row0, %r : index
+      %v = vector.transfer_read %x[%row, %col], %pad {in_bounds = [true]} : memref<64x2048xf32>, vector<32xf32>
+      vector.transfer_write %v, %out[%row, %col] {in_bounds = [true]} : vector<32xf32>, memref<64x2048xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @row_per_program(
+// CHECK: scf.forall (%{{[a-z0-9_]+}}) in (64)
+func.func @row_per_program(%x: memref<64x2048xf32>, %out: memref<64x2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c2048 = arith.constant 2048 : index
+  %pad = ub.poison : f32
+  scf.forall (%i) in (64) {
+    scf.for %c = %c0 to %c2048 step %c64 {
+      %v = vector.transfer_read %x[%i, %c], %pad {in_bounds = [true]} : memref<64x2048xf32>, vector<64xf32>
+      vector.transfer_write %v, %out[%i, %c] {in_bounds = [true]} : vector<64xf32>, memref<64x2048xf32>
     }
   }
   return
