@@ -59,21 +59,21 @@ def test_a_2d_grid_of_strips_groups_its_last_dimension(
     """An elementwise add in 16x32 tiles: each program walks its rows 32 wide; a group of
     16 programs along a row of tiles reads each row 512 wide."""
     torch.set_num_threads(threads)
-    example = EXAMPLES["add"]
-    x, y = torch.randn(*SHAPE), torch.randn(*SHAPE)
-    bound = example.kernel.bind((x, y))
-    assert _grid_after_grouping(bound, helion.Config(block_sizes=config)) == grid
-    compiled = compile_kernel(bound, config=helion.Config(block_sizes=config))
-    torch.testing.assert_close(compiled(x, y), example.reference(x, y))
+    _check_add(config, grid)
 
 
 @pytest.mark.parametrize(("config", "grid"), [([1, 2048], "64"), ([4, 2048], "16")])
 def test_programs_reading_whole_rows_are_left_alone(config: list[int], grid: str) -> None:
     """A loop over a row's vectors moves the innermost index: interleaving such programs
     would turn one contiguous stream into sixteen."""
+    _check_add(config, grid)
+
+
+def _check_add(block_sizes: list[int], grid: str) -> None:
+    """The add's grid after grouping, and its result against eager."""
     example = EXAMPLES["add"]
     x, y = torch.randn(*SHAPE), torch.randn(*SHAPE)
     bound = example.kernel.bind((x, y))
-    assert _grid_after_grouping(bound, helion.Config(block_sizes=config)) == grid
-    compiled = compile_kernel(bound, config=helion.Config(block_sizes=config))
-    torch.testing.assert_close(compiled(x, y), example.reference(x, y))
+    config = helion.Config(block_sizes=block_sizes)
+    assert _grid_after_grouping(bound, config) == grid
+    torch.testing.assert_close(compile_kernel(bound, config=config)(x, y), example.reference(x, y))
