@@ -94,6 +94,25 @@ def test_a_compiled_kernel_is_loaded_from_disk(cache: pathlib.Path, compiles: li
     assert compiles == ["gated_sum"]
 
 
+def scaled_rows(x: torch.Tensor, scale: float) -> torch.Tensor:
+    rows = torch.empty([x.size(0)], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(x.size(0)):
+        rows[tm] = x[tm, :].sum(dim=1) * scale
+    return rows
+
+
+def test_a_kernel_taking_a_float_is_cached_and_takes_its_value_at_run_time(
+    cache: pathlib.Path, compiles: list[str]
+) -> None:
+    """Helion traces a float argument as a symbol: the cached code serves every value."""
+    x = torch.randn(37, 53)
+    for scale in (0.5, 3.0):
+        kernel = helion.kernel(scaled_rows, static_shapes=True)
+        compiled = jit.compile_kernel(kernel.bind((x, scale)))
+        torch.testing.assert_close(compiled(x, scale), x.sum(dim=1) * scale)
+    assert compiles == ["scaled_rows"]
+
+
 @pytest.mark.parametrize("damage", ["library", "metadata", "format"])
 def test_a_corrupt_or_stale_entry_is_rebuilt_with_one_warning(
     cache: pathlib.Path, compiles: list[str], damage: str

@@ -97,12 +97,18 @@ def engine_key(bound_kernel: Any, config: Any, bounds_checks: bool) -> str | Non
 PLAIN = (bool, int, float, str, type(None), torch.dtype)
 
 
+SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
 def _fake_arg(arg: Any) -> Any:
-    """A traced argument as its dtype, sizes and strides (symbolic ones by name), or a
+    """A traced argument as its dtype, sizes and strides (symbolic ones by name), a
+    symbolic scalar by name (the code takes its value at run time: `eps` of a norm), or a
     plain value by its repr; None for anything else (a callable's captures may be
     compiled into the code, and its repr does not name them)."""
     if isinstance(arg, torch.Tensor):
         return [str(arg.dtype), [str(s) for s in arg.shape], [str(s) for s in arg.stride()]]
+    if isinstance(arg, SYMBOLIC):
+        return [type(arg).__name__, str(arg)]
     if isinstance(arg, PLAIN):
         return [type(arg).__name__, repr(arg)]
     return None
