@@ -1,0 +1,96 @@
+"""Large write-only outputs are written with non-temporal stores where their addresses are
+aligned (`stream_output_stores`): results still match eager on aligned and unaligned
+outputs, one thread and several; outputs
+the kernel reads, and small ones, keep ordinary stores."""
+
+from __future__ import annotations
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+
+from helion_fx_mlir import compile_kernel, generate_mlir, lower_to_llvm
+from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.passes.streaming_stores import STREAM_BYTES
+
+
+@helion.kernel(static_shapes=True)
+def scale_shift_into(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    for tile_m, tile_n in hl.tile(x.size()):
+        out[tile_m, tile_n] = x[tile_m, tile_n] * 2.0 + 1.0
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def accumulate_into(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    for tile_m, tile_n in hl.tile(x.size()):
+        out[tile_m, tile_n] = out[tile_m, tile_n] + x[tile_m, tile_n]
+    return out
+
+
+def _streams(bound: object, config: helion.Config) -> bool:
+    return "nontemporal" in lower_to_llvm(generate_mlir(bound, config=config))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("block", [[1], [4]])
+def test_a_large_norm_output_streams_and_matches_eager(block: list[int], threads: int) -> None:
+    torch.set_num_threads(threads)
+    example = EXAMPLES["layer_norm"]
+    torch.manual_seed(0)
+    args = (torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024))
+    bound = example.kernel.bind(args)
+    config = helion.Config(block_sizes=block)
+    assert _streams(bound, config)
+    compiled = compile_kernel(bound, config=config)
+    torch.testing.assert_close(compiled(*args), example.reference(*args))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("shape", "block", "streams"),
+    [
+        ((2048, 2048), [16, 64], True),
+        ((1024, 4096), [8, 128], True),
+        ((1999, 2056), [16, 64], False),
+    ],
+)
+def test_2d_tiles_match_eager(
+    shape: tuple[int, int], block: list[int], streams: bool, threads: int
+) -> None:
+    """Tiles that divide the output stream their rows; where they do not, every tile's
+    write is masked (its width is only known at run time) and stays ordinary."""
+    torch.set_num_threads(threads)
+    x = torch.randn(*shape)
+    out = torch.empty_like(x)
+    bound = scale_shift_into.bind((x, out))
+    config = helion.Config(block_sizes=block)
+    assert x.numel() * 4 >= STREAM_BYTES and _streams(bound, config) == streams
+    compile_kernel(bound, config=config)(x, out)
+    torch.testing.assert_close(out, x * 2.0 + 1.0)
+
+
+@pytest.mark.parametrize("shift", [0, 1, 8])
+def test_an_output_view_at_any_address_is_written_right(shift: int) -> None:
+    """An output starting 4 or 32 bytes past a line takes the ordinary stores at run time
+    (the aligned instruction would fault)."""
+    x = torch.randn(2048, 2048)
+    out = torch.empty(2048 * 2048 + 16)[shift : shift + 2048 * 2048].view(2048, 2048)
+    bound = scale_shift_into.bind((x, out))
+    config = helion.Config(block_sizes=[16, 64])
+    assert _streams(bound, config)
+    compile_kernel(bound, config=config)(x, out)
+    torch.testing.assert_close(out, x * 2.0 + 1.0)
+
+
+def test_outputs_the_kernel_reads_or_small_ones_keep_ordinary_stores() -> None:
+    config = helion.Config(block_sizes=[16, 64])
+    x, out = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    expected = out + x
+    bound = accumulate_into.bind((x, out))
+    assert not _streams(bound, config)
+    compile_kernel(bound, config=config)(x, out)
+    torch.testing.assert_close(out, expected)
+    small = torch.randn(256, 256)
+    assert not _streams(scale_shift_into.bind((small, torch.empty_like(small))), config)
