@@ -7,9 +7,9 @@ reading it and without evicting the caches' inputs: layer_norm on 4096x1024 f32,
 threads, 1.18 -> 0.78 ms; rms_norm 0.96 -> 0.66 (eager 1.15 and 2.4).
 
 Only where it is safe and pays:
-- the output is a kernel argument of at least STREAM_BYTES (smaller ones may well be read
-  from the caches by the caller's next op) whose every use, through views, is a vector
-  write: a buffer the kernel also reads keeps ordinary stores;
+- the output is a kernel argument of a static size of at least STREAM_BYTES (the caller's
+  next op may well read smaller ones from the caches) whose every use, through views, is
+  a vector write: a buffer the kernel also reads keeps ordinary stores;
 - each write is a full, unmasked row of whole 64-byte lines (f32, f64, i32 or i64; LLVM's
   X86 back end rejects some bf16 stores) into a unit-stride row;
 - the aligned instruction faults on an unaligned address, and a view may start anywhere:
