@@ -143,6 +143,15 @@ class GraphFacts:
                 if host_tensor_name(node):
                     yield node
 
+    def store_nodes(self, root_id: int) -> list[fx.Node]:
+        """Every store (and atomic) in the graph and the graphs it calls."""
+        return [
+            node
+            for gid in self.reachable([root_id])
+            for node in self.nodes(gid)
+            if node.target in STORE_OPS
+        ]
+
     def is_parallel(self, root_id: int) -> bool:
         """A grid can be an scf.forall when every store sits in the root graph itself, is
         a tile (not a scatter), two stores into one tensor provably write apart (the order

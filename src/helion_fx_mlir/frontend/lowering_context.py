@@ -10,7 +10,8 @@ import helion
 import torch
 from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
-from helion.language import _tracing_ops, random_ops
+from helion.language import _tracing_ops, memory_ops, random_ops
+from torch import fx
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.emitter import (
@@ -167,6 +168,32 @@ class LoweringContext:
             if arg.name == name and arg.is_tensor:
                 return arg
         raise HelionMLIRError(f"host tensor '{name}' is not an argument of the kernel func")
+
+    def independent_programs(self, root: RootInfo) -> bool:
+        """Whether a grid kept sequential (it stores inside its loops) may still run its
+        programs in any order, as Helion does: every store, nested or not, is a plain
+        store of a tile of each grid axis (programs write apart), and no stored tensor is
+        read (atomics read)."""
+        facts = self.facts
+        facts.analyze(root.graph_id)
+        if facts.stores[root.graph_id] & facts.loads[root.graph_id]:
+            return False
+        axes = {loop.block_id for loop in root.loops}
+        return bool(axes) and all(
+            node.target is memory_ops.store and axes <= self._tile_axes(node.args[1])
+            for node in facts.store_nodes(root.graph_id)
+        )
+
+    def _tile_axes(self, index: Any) -> set[int]:
+        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: {m})."""
+        axes = set()
+        for entry in index if isinstance(index, list | tuple) else [index]:
+            value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
+            if isinstance(value, torch.SymInt):
+                origin = self.origin(value.node.expr)
+                if isinstance(origin, BlockSizeOrigin):
+                    axes.add(origin.block_id)
+        return axes
 
     def stored_tensors(self, graph_id: int) -> list[str]:
         """Tensors stored in a graph (and its sub-graphs), in func-argument order."""

@@ -41,6 +41,7 @@ from helion_fx_mlir.frontend.values import (
     mlir_type,
     tensor_dims,
 )
+from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
 
 
 class IRVisitor:
@@ -117,6 +118,7 @@ class IRVisitor:
                 [f"{t}_iter" for t in stored],
                 carried,
                 lambda names: self._visit_root_body(root, stored, names),
+                f"{{{INDEPENDENT_PROGRAMS}}}" if self.ctx.independent_programs(root) else "",
             )
             self.tensor_state.update(zip(stored, results))
 
@@ -172,10 +174,12 @@ class IRVisitor:
         iter_names: Sequence[str],
         inits: Sequence[Value],
         body: Callable[[list[Value]], list[Value]],
+        attributes: str = "",
     ) -> list[Value]:
-        """One loop per dimension (affine.for or scf.for) carrying `inits`; returns results."""
+        """One loop per dimension (affine.for or scf.for) carrying `inits`; returns results.
+        `attributes` (`{name}` text) go on every loop of the nest."""
         saved_tiles = dict(self.tiles)
-        results = self._loop_level(kind, bounds, iter_names, list(inits), body)
+        results = self._loop_level(kind, bounds, iter_names, list(inits), body, attributes)
         self.tiles = saved_tiles
         return results
 
@@ -186,6 +190,7 @@ class IRVisitor:
         iter_names: Sequence[str],
         current: list[Value],
         body: Callable[[list[Value]], list[Value]],
+        attributes: str,
     ) -> list[Value]:
         """The outermost loop of `bounds` with the others inside it; the body innermost."""
         if not bounds:
@@ -203,9 +208,9 @@ class IRVisitor:
                 self.emit_tile(loop, iv, begin, end, *step), count=trip
             )
             inner = [Value(n, v.type) for n, v in zip(names, current)]
-            yields = self._loop_level(kind, bounds[1:], iter_names, inner, body)
+            yields = self._loop_level(kind, bounds[1:], iter_names, inner, body, attributes)
             b.loop_yield(kind, [(y.ssa, y.type) for y in yields])
-        b.emit("}")
+        b.emit(f"}} {attributes}" if attributes else "}")
         return [Value(result_name(result, i, len(current)), v.type) for i, v in enumerate(current)]
 
     def emit_scf_for(

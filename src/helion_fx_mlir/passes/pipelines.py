@@ -22,6 +22,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     float_conversions,
     grid_groups,
     helion_ops,
+    independent_programs,
     masked_chunks,
     results,
     safety_checks,
@@ -75,6 +76,7 @@ _LLVM_FIXUPS = (
     "helion-define-bf16-truncation",
 )
 _AFTER_BUFFERIZE = (
+    "helion-parallelize-independent-programs",
     "helion-vectorize-copies",
     "helion-approximate-math",
     "helion-group-grid-programs",

@@ -1,0 +1,82 @@
+"""Grids whose programs store inside their loops run in parallel when their programs are
+independent (`independent_programs`): results match eager on one thread and several, on
+shapes the blocks do not divide; grids whose programs could see each other's stores stay
+sequential and keep reference mode's answer."""
+
+from __future__ import annotations
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+
+from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.pipelines import LLVM, apply
+
+
+def _after_pass(bound: object, config: helion.Config) -> str:
+    upto = LLVM.index("helion-parallelize-independent-programs")
+    return str(apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1]))
+
+
+CASES = [
+    ("layer_norm", (333, 1000), helion.Config(block_sizes=[1], reduction_loops=[256])),
+    ("layer_norm", (333, 1000), helion.Config(block_sizes=[4], reduction_loops=[128])),
+    ("softmax_two_pass", (101, 300), helion.Config(block_sizes=[8, 64])),
+    ("softmax_two_pass", (101, 300), helion.Config(block_sizes=[1, 128])),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("name", "shape", "config"), CASES, ids=lambda c: str(c))
+def test_stores_in_loops_run_in_parallel_and_match_eager(
+    name: str, shape: tuple[int, int], config: helion.Config, threads: int
+) -> None:
+    torch.set_num_threads(threads)
+    example = EXAMPLES[name]
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    args = (x, torch.randn(shape[1]), torch.randn(shape[1])) if name == "layer_norm" else (x,)
+    bound = example.kernel.bind(args)
+    assert "scf.forall" in _after_pass(bound, config)
+    compiled = compile_kernel(bound, config=config)
+    torch.testing.assert_close(compiled(*args), example.reference(*args), atol=1e-4, rtol=1e-4)
+
+
+@helion.kernel(static_shapes=True)
+def last_tile_column_sums(x: torch.Tensor) -> torch.Tensor:
+    """Every program writes the same `out[tn]`: in reference mode the last one wins."""
+    m, n = x.size()
+    out = torch.empty([n], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(m):
+        for tn in hl.tile(n):
+            out[tn] = x[tm, tn].sum(0)
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def doubled_through_the_output(x: torch.Tensor) -> torch.Tensor:
+    """Reads what it stored: a program may see another's stores only in order."""
+    m, n = x.size()
+    out = torch.empty_like(x)
+    for tm in hl.tile(m):
+        for tn in hl.tile(n):
+            out[tm, tn] = x[tm, tn]
+        for tn in hl.tile(n):
+            out[tm, tn] = out[tm, tn] * 2.0
+    return out
+
+
+def test_programs_that_share_stores_or_read_them_stay_sequential() -> None:
+    config = helion.Config(block_sizes=[16, 32])
+    x = torch.randn(70, 90)
+    shared = last_tile_column_sums.bind((x,))
+    assert INDEPENDENT_PROGRAMS not in generate_mlir(shared, config=config)
+    torch.testing.assert_close(compile_kernel(shared, config=config)(x), x[64:].sum(0))
+    reread = doubled_through_the_output.bind((x,))
+    config = helion.Config(block_sizes=[16, 32, 32])
+    assert INDEPENDENT_PROGRAMS not in generate_mlir(reread, config=config)
+    torch.testing.assert_close(compile_kernel(reread, config=config)(x), x * 2.0)
