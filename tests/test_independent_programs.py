@@ -18,7 +18,7 @@ from helion_fx_mlir.passes.pipelines import LLVM, apply
 
 
 def _after_pass(bound: object, config: helion.Config) -> str:
-    upto = LLVM.index("helion-parallelize-independent-programs")
+    upto = LLVM.index("helion-parallelize-independent-grids")
     return str(apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1]))
 
 

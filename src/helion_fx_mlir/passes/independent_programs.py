@@ -28,7 +28,7 @@ VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memr
 
 
 @register(
-    "helion-parallelize-independent-programs",
+    "helion-parallelize-independent-grids",
     "the outermost scf.for of a grid marked helion.independent_programs -> scf.forall",
 )
 def parallelize_independent_programs(module: ir.Module) -> None:

@@ -76,7 +76,7 @@ _LLVM_FIXUPS = (
     "helion-define-bf16-truncation",
 )
 _AFTER_BUFFERIZE = (
-    "helion-parallelize-independent-programs",
+    "helion-parallelize-independent-grids",
     "helion-vectorize-copies",
     "helion-approximate-math",
     "helion-group-grid-programs",

@@ -260,7 +260,9 @@ FLAGS: dict[str, Flag] = {
 
 
 def _listing(summaries: dict[str, str]) -> str:
-    return "\n".join(f"  {'--' + name:<40}{summary}" for name, summary in summaries.items())
+    """One `--name  summary` line each, the summaries in a column past the longest name."""
+    width = max([38, *(len(name) for name in summaries)]) + 2
+    return "\n".join(f"  {'--' + name:<{width}}{summary}" for name, summary in summaries.items())
 
 
 def pass_list() -> str:

@@ -2,7 +2,7 @@
 // same programs; the buffers allocated before it that only it uses (a program's
 // temporaries, hoisted by bufferization) move into its body, views with them. A loop
 // sharing a buffer with code after it, and unmarked loops, stay sequential.
-// RUN: helion-opt %s --split-input-file --helion-parallelize-independent-programs | FileCheck %s
+// RUN: helion-opt %s --split-input-file --helion-parallelize-independent-grids | FileCheck %s
 
 // CHECK-LABEL: func.func @rows(
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: memref<64x256xf32>, %[[OUT:[a-z0-9_]+]]: memref<64x256xf32>, %[[N:[a-z0-9_]+]]: index
