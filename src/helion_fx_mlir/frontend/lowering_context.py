@@ -179,10 +179,22 @@ class LoweringContext:
         if facts.stores[root.graph_id] & facts.loads[root.graph_id]:
             return False
         axes = {loop.block_id for loop in root.loops}
+        if axes & self._nested_loop_blocks(root.graph_id):
+            return False  # an inner loop reusing a grid axis's block: its tiles are the loop's
         return bool(axes) and all(
             node.target is memory_ops.store and axes <= self._tile_axes(node.args[1])
             for node in facts.store_nodes(root.graph_id)
         )
+
+    def _nested_loop_blocks(self, root_id: int) -> set[int]:
+        """The block ids of the loops inside a grid (`hl.tile(n, block_size=bs)` may reuse
+        the grid's own registered block size)."""
+        return {
+            block_id
+            for gid in self.facts.reachable([root_id])
+            if gid != root_id
+            for block_id in getattr(self.facts.graphs[gid], "block_ids", ())
+        }
 
     def _tile_axes(self, index: Any) -> set[int]:
         """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: {m})."""
