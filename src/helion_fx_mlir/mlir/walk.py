@@ -6,6 +6,11 @@ from collections.abc import Callable
 
 from torch_mlir import ir
 
+# Ops whose result is a view of their first operand's buffer (same memory, another shape).
+MEMREF_VIEWS = frozenset(
+    {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
+)
+
 
 def ops_where(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
     """Every op `keep` accepts, in walk order (collected first, so callers may rewrite them)."""

@@ -20,11 +20,10 @@ from torch_mlir.dialects import scf
 
 from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import defined_in, ops_where, within
+from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, defined_in, ops_where, within
 from helion_fx_mlir.passes.registry import register
 
 ALLOCATIONS = {"memref.alloc", "memref.alloca"}
-VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
 
 
 @register(
@@ -83,7 +82,7 @@ def _private_buffers(loop: ir.Operation) -> list[ir.Operation] | None:
             owner = value.owner
             if (
                 isinstance(owner, ir.Operation | ir.OpView)
-                and owner.name in ALLOCATIONS | VIEWS
+                and owner.name in ALLOCATIONS | MEMREF_VIEWS
                 and not defined_in(value, loop)
                 and not private(owner)
             ):
@@ -95,7 +94,7 @@ def _is_buffer(op: ir.Operation) -> bool:
     """An allocation, or a view whose source is an allocation or a view of one."""
     if op.name in ALLOCATIONS:
         return True
-    if op.name not in VIEWS:
+    if op.name not in MEMREF_VIEWS:
         return False
     source = op.operands[0].owner
     return isinstance(source, ir.Operation | ir.OpView) and _is_buffer(source.operation)

@@ -27,13 +27,12 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, memref, scf, vector
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, ops_named
 from helion_fx_mlir.passes.registry import register
 
 STREAM_BYTES = 8 << 20
 LINE = 64  # bytes: the alignment a full-width streaming store needs
 STREAMED_TYPES = ("f32", "f64", "i32", "i64")
-VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
 SEQ_CST = 7  # LLVM's atomic ordering enum: a full fence
 
 
@@ -64,7 +63,7 @@ def _write_only_uses(value: ir.Value) -> list[ir.Operation] | None:
     writes: list[ir.Operation] = []
     for use in value.uses:
         op = use.owner
-        if op.name in VIEWS and use.operand_number == 0:
+        if op.name in MEMREF_VIEWS and use.operand_number == 0:
             nested = _write_only_uses(op.results[0])
             if nested is None:
                 return None
