@@ -72,15 +72,16 @@ def doubled_through_the_output(x: torch.Tensor) -> torch.Tensor:
 
 @helion.kernel(static_shapes=True)
 def shared_block_size(x: torch.Tensor) -> torch.Tensor:
-    """The inner loop reuses the grid's block size, hence its block id: a subscript of that
-    block inside the loop is the loop's tile, the same for every program, so the programs
-    are not independent (which tile `x[tm, tk]` reads is left to the lowering)."""
-    m, n = x.size()
-    out = torch.empty([n], dtype=x.dtype, device=x.device)
-    block = hl.register_block_size(m)
-    for tm in hl.tile(m, block_size=block):
+    """The inner loop reuses the grid's block size, hence its block id: its tiles, and the
+    stores by them, are the loop's, the same for every program, so the programs are not
+    independent."""
+    (n,) = x.size()
+    out = torch.zeros([n], dtype=x.dtype, device=x.device)
+    block = hl.register_block_size(n)
+    for tm in hl.tile(n, block_size=block):
+        out[tm] = x[tm] * 2.0
         for tk in hl.tile(n, block_size=block):
-            out[tk] = x[tm, tk].sum(0)
+            out[tk] = out[tk] + 1.0
     return out
 
 
@@ -90,8 +91,12 @@ def test_programs_that_share_stores_or_read_them_stay_sequential() -> None:
     shared = last_tile_column_sums.bind((x,))
     assert INDEPENDENT_PROGRAMS not in generate_mlir(shared, config=config)
     torch.testing.assert_close(compile_kernel(shared, config=config)(x), x[64:].sum(0))
-    inner = shared_block_size.bind((torch.randn(70, 70),))
+    inner = shared_block_size.bind((x[0],))
     assert INDEPENDENT_PROGRAMS not in generate_mlir(inner, config=helion.Config(block_sizes=[16]))
+    # program p doubles its tile, then adds 1 everywhere: tile p is incremented by p..5
+    increments = 6 - torch.arange(90).div(16, rounding_mode="floor")
+    result = compile_kernel(inner, config=helion.Config(block_sizes=[16]))(x[0])
+    torch.testing.assert_close(result, x[0] * 2.0 + increments)
     reread = doubled_through_the_output.bind((x,))
     config = helion.Config(block_sizes=[16, 32, 32])
     assert INDEPENDENT_PROGRAMS not in generate_mlir(reread, config=config)

@@ -13,7 +13,7 @@ from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
 from helion.language import _tracing_ops, memory_ops, random_ops
 from torch import fx
 
-from helion_fx_mlir.errors import HelionMLIRError
+from helion_fx_mlir.errors import HelionMLIRError, LoweringError
 from helion_fx_mlir.frontend.emitter import (
     MLIRBuilder,
     format_tensor_type,
@@ -24,6 +24,7 @@ from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
 from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
+from helion_fx_mlir.frontend.tile_scopes import ambiguous_tiles, node_at, reason
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class LoweringContext:
         device_ir = host_fn.device_ir
         with bound_kernel.env, host_fn:
             graphs = device_ir.build_codegen_graphs(config)
+            _refuse_ambiguous_tiles(host_fn.body, graphs)
             if _has_unrollable_loops(
                 graphs, {info.block_id: info for info in bound_kernel.env.block_sizes}
             ):
@@ -246,6 +248,14 @@ def resolve_config(
         **{key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS}
     )
     return bound_kernel.config_spec.normalized_config(kept)
+
+
+def _refuse_ambiguous_tiles(host_body: list[ast.stmt], graphs: list[Any]) -> None:
+    """A LoweringError at the first tile whose meaning Helion's backends and its reference
+    mode disagree on (tile_scopes)."""
+    for use in ambiguous_tiles(host_body):
+        node = node_at(graphs, use.lineno)
+        raise LoweringError(node if node is not None else f"<line {use.lineno}>", reason(use))
 
 
 def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> bool:
