@@ -1,7 +1,7 @@
 """A tile used inside a loop over its own block size (`tile_scopes`): Device IR cannot tell
 it from the inner loop's tile, and Helion's compiled code and its reference mode read
-different data, so the kernel is refused at the use; the same nesting without that use,
-and the same kernel with its own inner block size, lower and match eager."""
+different data, so the kernel is refused at the use; the same kernel with its own inner block size lowers
+and matches eager (the nesting without that use: tests/test_independent_programs.py)."""
 
 from __future__ import annotations
 
@@ -41,19 +41,6 @@ def own_inner_block(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@helion.kernel(static_shapes=True)
-def inner_uses_own_tile(x: torch.Tensor) -> torch.Tensor:
-    """The inner loop reuses the block size but reads only its own tile: unambiguous."""
-    (n,) = x.size()
-    out = torch.zeros([n], dtype=x.dtype, device=x.device)
-    block = hl.register_block_size(n)
-    for tm in hl.tile(n, block_size=block):
-        out[tm] = x[tm] * 2.0
-        for tk in hl.tile(n, block_size=block):
-            out[tk] = out[tk] + 0.0
-    return out
-
-
 def test_outer_tile_inside_a_loop_over_its_block_is_refused_at_the_use() -> None:
     bound = block_column_sums.bind((torch.randn(70, 90),))
     line = inspect.getsourcelines(block_column_sums.fn)[1] + 7  # the decorator's line + 7
@@ -71,11 +58,3 @@ def test_an_inner_loop_with_its_own_block_size_matches_eager(block_sizes: list[i
     bound = own_inner_block.bind((x,))
     result = compile_kernel(bound, config=helion.Config(block_sizes=block_sizes))(x)
     torch.testing.assert_close(result, x.sum(1), rtol=1e-5, atol=1e-4)
-
-
-@pytest.mark.parametrize("block", [16, 32])
-def test_reusing_a_block_size_without_the_outer_tile_inside_lowers(block: int) -> None:
-    x = torch.randn(77)
-    bound = inner_uses_own_tile.bind((x,))
-    result = compile_kernel(bound, config=helion.Config(block_sizes=[block]))(x)
-    torch.testing.assert_close(result, x * 2.0)
