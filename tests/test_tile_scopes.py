@@ -1,7 +1,8 @@
 """A tile used inside a loop over its own block size (`tile_scopes`): Device IR cannot tell
 it from the inner loop's tile, and Helion's compiled code and its reference mode read
-different data, so the kernel is refused at the use; the same kernel with its own inner block size lowers
-and matches eager (the nesting without that use: tests/test_independent_programs.py)."""
+different data, so the kernel is refused at the use; the same kernel with its own inner
+block size lowers and matches eager (the nesting without that use:
+tests/test_independent_programs.py)."""
 
 from __future__ import annotations
 
