@@ -27,6 +27,9 @@ CASES = [
     ("layer_norm", (333, 1000), helion.Config(block_sizes=[4], reduction_loops=[128])),
     ("softmax_two_pass", (101, 300), helion.Config(block_sizes=[8, 64])),
     ("softmax_two_pass", (101, 300), helion.Config(block_sizes=[1, 128])),
+    # chunks that divide the row: whole tiles, no pad (test_whole_chunks_lose_their_pad)
+    ("layer_norm", (67, 1024), helion.Config(block_sizes=[1], reduction_loops=[256])),
+    ("softmax_two_pass", (67, 512), helion.Config(block_sizes=[2, 128])),
 ]
 
 
@@ -44,6 +47,18 @@ def test_stores_in_loops_run_in_parallel_and_match_eager(
     assert "scf.forall" in _after_pass(bound, config)
     compiled = compile_kernel(bound, config=config)
     torch.testing.assert_close(compiled(*args), example.reference(*args), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(("columns", "padded"), [(1024, False), (1000, True)])
+def test_whole_chunks_lose_their_pad(columns: int, padded: bool) -> None:
+    """A reduction loop's chunks are whole where the chunk divides the row: their size
+    folds to the chunk, and no masked lanes are padded (helion-fuse-elementwise)."""
+    args = (torch.randn(8, columns), torch.randn(columns), torch.randn(columns))
+    bound = EXAMPLES["layer_norm"].kernel.bind(args)
+    config = helion.Config(block_sizes=[1], reduction_loops=[256])
+    upto = LLVM.index("helion-fuse-elementwise")
+    text = str(apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1]))
+    assert ("tensor.pad" in text) == padded
 
 
 @helion.kernel(static_shapes=True)

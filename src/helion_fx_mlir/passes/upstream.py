@@ -28,11 +28,15 @@ register_pipeline(
 # canonicalize after it folds the copies bufferization leaves behind. The cse before it
 # merges repeated reads of a loop-carried tile (`m_i` read for `m_new` and again for
 # `alpha`), so none is left after the tile's in-place update, which would force a copy.
+# scf-for-loop-canonicalization first folds a tile's size `min(block, n - i * block)` to the
+# block where the loop's bounds prove every tile whole (a reduction loop whose chunk divides
+# the row): its pad and dynamic slice go away, and with them a masked read into a
+# temporary and a strided memref.copy (a runtime call) per chunk.
 register_pipeline(
     "helion-fuse-elementwise",
-    "fold unit dims and fuse elementwise linalg ops, then canonicalize and cse",
-    "builtin.module(func.func(linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops),"
-    "canonicalize,cse)",
+    "fold whole tiles' sizes and unit dims, fuse elementwise linalg ops, canonicalize, cse",
+    "builtin.module(func.func(scf-for-loop-canonicalization),canonicalize,"
+    "func.func(linalg-fold-unit-extent-dims,linalg-fuse-elementwise-ops),canonicalize,cse)",
     "fuse-elementwise",
 )
 # cse merges equal inits (two `hl.zeros` accumulators become one fill); `untie_shared_inits`
