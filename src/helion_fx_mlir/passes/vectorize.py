@@ -46,6 +46,7 @@ class Schedule:
     vector: tuple[int, ...]
     contraction: bool = False  # vectorized as vector.contract (FMAs), not multiply + reduce
     split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
+    peel: bool = False  # the innermost tile does not divide its loop: peel the partial tile
 
 
 @register(
@@ -70,7 +71,7 @@ def apply_schedules(module: ir.Module, scheduled: list[tuple[ir.Operation, Sched
         )
     if not groups:
         return
-    _apply_script(module, transform_script(groups))
+    apply_script(module, transform_script(groups))
     for op in _tagged(module):
         del op.attributes[TAG]
 
@@ -151,7 +152,10 @@ def _schedule(
     if 0 in extents:
         return None
     sizes = tuple(0 if t >= e else t for t, e in zip(tile, extents))
-    return Schedule(sizes, tuple(min(t, e) for t, e in zip(tile, extents)), contraction)
+    inner = next((i for i in reversed(range(len(sizes))) if sizes[i]), None)
+    peel = inner is not None and extents[inner] % sizes[inner] != 0
+    vector_sizes = tuple(min(t, e) for t, e in zip(tile, extents))
+    return Schedule(sizes, vector_sizes, contraction, peel=peel)
 
 
 def _elementwise(extents: Sequence[int]) -> Schedule | None:
@@ -170,13 +174,14 @@ def _generic(op: ir.Operation) -> Schedule | None:
     rows of vectors. An outer-dim reduction becomes vector adds of rows. An innermost
     reduction longer than one chunk is split: chunks are combined lane by lane into a
     LANES-wide partial accumulator held in registers, reduced across lanes once at the end."""
-    extents = _loop_extents(op)
+    extents = loop_extents(op)
     if not extents:
         return None
     chunk = _inner(extents[-1])
-    if _innermost_reduction(op) and extents[-1] > chunk and extents[-1] % chunk == 0:
+    if _innermost_reduction(op) and extents[-1] > chunk:
         rows = _schedule(extents, [1] * (len(extents) - 1) + [extents[-1]])
-        return rows and dataclasses.replace(rows, split_reduction=chunk)
+        peel = extents[-1] % chunk != 0
+        return rows and dataclasses.replace(rows, split_reduction=chunk, peel=peel)
     return _elementwise(extents)
 
 
@@ -193,7 +198,7 @@ def _innermost_reduction(op: ir.Operation) -> bool:
     )
 
 
-def _loop_extents(op: ir.Operation) -> list[int] | None:
+def loop_extents(op: ir.Operation) -> list[int] | None:
     """Each loop's extent, read off an operand dim its indexing map sends it to."""
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     extents: list[int | None] = [None] * maps[0].n_dims
@@ -310,12 +315,44 @@ def _group_steps(schedule: Schedule, index: int) -> str:
             f"[{sizes}] : ({any_op}) -> ({handles})"
         )
         handle = f"%t{index}"
+        if schedule.peel and not schedule.split_reduction:
+            steps.append(_peeled_vectorize_steps(schedule, f"%l{index}_{loops - 1}"))
+            return "\n".join(steps)
     steps.append(
-        _split_steps(schedule, handle)
+        _split_steps(schedule, handle, index)
         if schedule.split_reduction
         else _vectorize_steps(schedule, handle)
     )
     return "\n".join(steps)
+
+
+def _peeled_vectorize_steps(schedule: Schedule, loops: str) -> str:
+    """Each innermost tile loop peeled (_peel_steps), the ops of both parts vectorized."""
+    any_op = "!transform.any_op"
+    peel = _peel_steps("%loop", "p").replace("\n    ", "\n      ")
+    vectorize = _vectorize_steps(schedule, "%p_all").replace("\n    ", "\n      ")
+    return f"""    transform.foreach {loops} : {any_op} {{
+    ^bb0(%each: {any_op}):
+      transform.sequence %each : {any_op} failures(suppress) {{
+      ^bb1(%loop: {any_op}):
+      {peel.strip()}
+      {vectorize.strip()}
+      }}
+    }}"""
+
+
+def _peel_steps(loop: str, name: str) -> str:
+    """The loop's whole tiles in one loop, its partial last tile in another (both static
+    once bounds fold): only the last tile is masked. `%{name}_all`: the linalg ops of both."""
+    any_op = "!transform.any_op"
+    return f"""    %{name}_for = transform.cast {loop} : {any_op} to !transform.op<"scf.for">
+    %{name}_main, %{name}_rest = transform.loop.peel %{name}_for
+      : (!transform.op<"scf.for">) -> ({any_op}, {any_op})
+    %{name}_m = transform.structured.match interface{{LinalgOp}} in %{name}_main
+      : ({any_op}) -> {any_op}
+    %{name}_r = transform.structured.match interface{{LinalgOp}} in %{name}_rest
+      : ({any_op}) -> {any_op}
+    %{name}_all = transform.merge_handles %{name}_m, %{name}_r : {any_op}"""
 
 
 def _vectorize_steps(schedule: Schedule, handle: str) -> str:
@@ -332,27 +369,36 @@ def _vectorize_steps(schedule: Schedule, handle: str) -> str:
     }}"""
 
 
-def _split_steps(schedule: Schedule, handle: str) -> str:
+def _split_steps(schedule: Schedule, handle: str, index: int) -> str:
     """The innermost reduction loop in chunks into a partial accumulator (its init the
     combiner's neutral value), merged into the op's own init after the loop; all three
-    vectorized."""
+    vectorized. A partial last chunk is peeled (only it is masked)."""
     any_op = "!transform.any_op"
     sizes = ", ".join(["0"] * (len(schedule.tile) - 1) + [str(schedule.split_reduction)])
+    chunks, vector_sizes, peel = "%chunks", "", ""
+    if schedule.peel:  # the chunks' sizes are dynamic until the peeled bounds fold
+        peel = "\n    " + _peel_steps("%loop", f"s{index}").replace("\n    ", "\n        ")
+        chunks = f"%s{index}_all"
+        lanes = [1] * (len(schedule.tile) - 1) + [schedule.split_reduction]
+        vector_sizes = f" vector_sizes [{', '.join(map(str, lanes))}]"
     return f"""    transform.foreach {handle} : {any_op} {{
     ^bb0(%op: {any_op}):
       transform.sequence %op : {any_op} failures(suppress) {{
       ^bb1(%one: {any_op}):
         %fill, %chunks, %merge, %loop = transform.structured.tile_reduction_using_for %one
           by tile_sizes = [{sizes}]
-          : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op})
+          : ({any_op}) -> ({any_op}, {any_op}, {any_op}, {any_op}){peel}
         transform.structured.vectorize %fill : {any_op}
-        transform.structured.vectorize %chunks : {any_op}
+        transform.foreach {chunks} : {any_op} {{
+        ^bb2(%chunk: {any_op}):
+          transform.structured.vectorize %chunk{vector_sizes} : {any_op}
+        }}
         transform.structured.vectorize %merge : {any_op}
       }}
     }}"""
 
 
-def _apply_script(module: ir.Module, script: str) -> None:
+def apply_script(module: ir.Module, script: str) -> None:
     """Run a transform script (transform_script) on the module."""
     transforms = ir.Module.parse(script)
     try:

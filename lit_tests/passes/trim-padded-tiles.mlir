@@ -1,0 +1,64 @@
+// Ops on a padded tile compute only the lanes their users read: the elementwise op is cut
+// to the slice stored, the masked sum to the lanes its mask keeps, and the pad goes (its
+// slices are slices of its source). A reduction whose padded lanes are not masked to the
+// neutral value keeps every lane, and so does its pad.
+// RUN: helion-opt %s --split-input-file --helion-trim-padded-tiles | FileCheck %s
+
+// CHECK-LABEL: func.func @row(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<1000xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1000xf32>) outs(%{{[a-z0-9_]+}} : tensor<f32>)
+// CHECK: arith.cmpi ult
+// CHECK: %[[CENTERED:[a-z0-9_]+]] = linalg.generic {{.*}} ins(%[[X]], %{{[a-z0-9_]+}} : tensor<1000xf32>, tensor<f32>) outs(%{{[a-z0-9_]+}} : tensor<1000xf32>)
+// CHECK: return %[[CENTERED]] : tensor<1000xf32>
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @row(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %valid = arith.constant 1000 : index
+  %padded = tensor.pad %x low[0] high[24] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<1000xf32> to tensor<1024xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%padded : tensor<1024xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %lane = linalg.index 0 : index
+    %keep = arith.cmpi ult, %lane, %valid : index
+    %v = arith.select %keep, %in, %zero : f32
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %e2 = tensor.empty() : tensor<1024xf32>
+  %centered = linalg.generic {indexing_maps = [#id, #all, #id], iterator_types = ["parallel"]} ins(%padded, %sum : tensor<1024xf32>, tensor<f32>) outs(%e2 : tensor<1024xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<1024xf32>
+  %out = tensor.extract_slice %centered[0] [1000] [1] : tensor<1024xf32> to tensor<1000xf32>
+  return %out : tensor<1000xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unmasked_max(
+// CHECK: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%{{[a-z0-9_]+}} : tensor<1024xf32>)
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @unmasked_max(%x: tensor<1000xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0] high[24] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<1000xf32> to tensor<1024xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %max = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%padded : tensor<1024xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %max : tensor<f32>
+}
