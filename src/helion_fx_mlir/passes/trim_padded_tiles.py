@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from torch_mlir import ir
 from torch_mlir.dialects import tensor
@@ -43,6 +44,7 @@ CLEANUP_SCRIPT = """module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %funcs {
       transform.apply_patterns.tensor.fold_tensor_empty
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_reshapes
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     transform.yield
@@ -109,30 +111,40 @@ def _constant(value: ir.Value) -> float | None:
     return None
 
 
-def _masked_reductions(op: ir.Operation) -> dict[int, int]:
-    """Reduction loops whose lanes from `bound` on add only the neutral value: the body's
-    yield is `combine(select(index(d) < bound, x, neutral), acc)`; loop -> bound."""
+@dataclass(frozen=True)
+class Mask:
+    """A reduction's mask: lanes of loop `dim` from `bound` on add only the neutral value."""
+
+    dim: int
+    bound: int
+    select: ir.Operation
+
+
+def _mask(op: ir.Operation) -> Mask | None:
+    """The reduction body's mask, when its yield is
+    `combine(select(index(dim) < bound, x, neutral), acc)`."""
     block = op.regions[0].blocks[0]
     acc = block.arguments[len(block.arguments) - 1]
     combined = list(block.operations)[-1].operands[0].owner
     if not isinstance(combined, ir.OpView) or combined.name not in NEUTRAL:
-        return {}
+        return None
     lanes = [v for v in combined.operands if v != acc]
     select = lanes[0].owner if len(lanes) == 1 and len(combined.operands) == 2 else None
     if not isinstance(select, ir.OpView) or select.name != "arith.select":
-        return {}
+        return None
     if _constant(select.operands[2]) != NEUTRAL[combined.name]:
-        return {}
+        return None
     compare = select.operands[0].owner
     if not isinstance(compare, ir.OpView) or compare.name != "arith.cmpi":
-        return {}
+        return None
     index, bound = compare.operands
     predicate = ir.IntegerAttr(compare.attributes["predicate"]).value
     if predicate not in LESS_THAN or not isinstance(index.owner, ir.OpView):
-        return {}
-    if index.owner.name != "linalg.index" or _constant(bound) is None:
-        return {}
-    return {ir.IntegerAttr(index.owner.attributes["dim"]).value: int(_constant(bound) or 0)}
+        return None
+    limit = _constant(bound)
+    if index.owner.name != "linalg.index" or limit is None:
+        return None
+    return Mask(ir.IntegerAttr(index.owner.attributes["dim"]).value, int(limit), select)
 
 
 def _domain(op: ir.Operation) -> list[int] | None:
@@ -146,9 +158,9 @@ def _domain(op: ir.Operation) -> list[int] | None:
         return None
     domain = list(extents)
     kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
-    for dim, bound in _masked_reductions(op).items():
-        if kinds[dim].endswith("reduction>"):
-            domain[dim] = min(domain[dim], bound)
+    mask = _mask(op)
+    if mask is not None and kinds[mask.dim].endswith("reduction>"):
+        domain[mask.dim] = min(domain[mask.dim], mask.bound)
     needed = _needed(op.results[0]) if result_dims else None
     for dim, size in zip(result_dims, needed or []):
         domain[dim] = min(domain[dim], size)
@@ -194,10 +206,19 @@ def _trim(op: ir.Operation) -> bool:
     for i, value in enumerate(operands):
         new.operands[i] = value
     new.results[0].set_type(new.operands[len(new.operands) - 1].type)
+    _unmask(new, domain)
     for use in list(op.results[0].uses):
         use.owner.operands[use.operand_number] = new.results[0]
     op.erase()
     return True
+
+
+def _unmask(op: ir.Operation, domain: list[int]) -> None:
+    """A mask that keeps every lane of the cut loop is gone: the select takes x."""
+    mask = _mask(op)
+    if mask is not None and domain[mask.dim] <= mask.bound:
+        mask.select.results[0].replace_all_uses_with(mask.select.operands[1])
+        mask.select.erase()
 
 
 def _fold_pad_slice(op: ir.Operation) -> bool:
@@ -219,7 +240,8 @@ def _fold_pad_slice(op: ir.Operation) -> bool:
 
 def _slice_before_expand(op: ir.Operation) -> bool:
     """extract_slice [0:sizes) of an expand_shape that only adds unit dims (a tile's row
-    of one): the expand_shape of the same slice of its source."""
+    of one): the expand_shape of the same slice of its source, or the source itself where
+    the slice takes all of it and drops the unit dims again."""
     expand = op.operands[0].owner
     sizes = _zero_based(op)
     if sizes is None or not isinstance(expand, ir.OpView) or expand.name != "tensor.expand_shape":
@@ -227,8 +249,12 @@ def _slice_before_expand(op: ir.Operation) -> bool:
     source = expand.operands[0]
     if len(expand.operands) != 1 or not _static(source) or not _static(op.results[0]):
         return False
+    if _drops_what_expand_adds(op, expand, sizes):
+        op.results[0].replace_all_uses_with(source)
+        op.erase()
+        return True
     if ir.RankedTensorType(op.results[0].type).rank != len(sizes):
-        return False  # rank-reducing: left to canonicalization
+        return False
     groups = [list(ir.ArrayAttr(g)) for g in ir.ArrayAttr(expand.attributes["reassociation"])]
     expanded = ir.RankedTensorType(expand.results[0].type).shape
     source_sizes = []
@@ -245,3 +271,9 @@ def _slice_before_expand(op: ir.Operation) -> bool:
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return True
+
+
+def _drops_what_expand_adds(op: ir.Operation, expand: ir.Operation, sizes: list[int]) -> bool:
+    """The slice is all of the expand_shape's result, typed as the expand_shape's source."""
+    whole = list(ir.RankedTensorType(expand.results[0].type).shape) == sizes
+    return whole and expand.operands[0].type == op.results[0].type

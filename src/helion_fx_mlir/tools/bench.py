@@ -88,6 +88,9 @@ SUITE = (
     BenchCase("swiglu", "swiglu", _inputs(_randn(SQUARE, SQUARE), _randn(SQUARE, SQUARE))),
     BenchCase("softmax", "softmax", _inputs(_randn(ROWS, COLS))),
     BenchCase("layer_norm", "layer_norm", _inputs(_randn(ROWS, COLS), _randn(COLS), _randn(COLS))),
+    # Rows the default block (the next power of two) does not divide: padded tiles.
+    BenchCase("softmax_1000", "softmax", _inputs(_randn(ROWS, 1000))),
+    BenchCase("layer_norm_768", "layer_norm", _inputs(_randn(ROWS, 768), _randn(768), _randn(768))),
     BenchCase("rms_norm", "rms_norm", _inputs(_randn(ROWS, COLS), _randn(COLS))),
     BenchCase("cross_entropy", "cross_entropy", _cross_entropy_inputs),
     BenchCase("sum_rows", "sum_rows", _inputs(_randn(SQUARE, SQUARE))),
