@@ -253,9 +253,12 @@ def resolve_config(
 def _refuse_ambiguous_tiles(host_body: list[ast.stmt], graphs: list[Any]) -> None:
     """A LoweringError at the first tile whose meaning Helion's backends and its reference
     mode disagree on (tile_scopes)."""
-    for use in ambiguous_tiles(host_body):
-        node = node_at(graphs, use.lineno)
-        raise LoweringError(node if node is not None else f"<line {use.lineno}>", reason(use))
+    uses = ambiguous_tiles(host_body)
+    if uses:
+        node = node_at(graphs, uses[0].lineno)
+        raise LoweringError(
+            node if node is not None else f"<line {uses[0].lineno}>", reason(uses[0])
+        )
 
 
 def _has_unrollable_loops(graphs: list[Any], block_sizes: dict[int, Any]) -> bool:

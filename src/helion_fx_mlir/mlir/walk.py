@@ -1,4 +1,5 @@
-"""Finding ops in a module: the rewrites through the bindings start from these lists."""
+"""Finding ops in a module, and the constants they hold: the rewrites through the bindings
+start from these."""
 
 from __future__ import annotations
 
@@ -57,3 +58,20 @@ def defined_in(value: ir.Value, op: ir.OpView | ir.Operation) -> bool:
     """Whether the value is defined in op's regions (a block argument or an op result there)."""
     owner = value.owner
     return within(owner.owner if isinstance(owner, ir.Block) else owner, op)
+
+
+def constant_number(value: ir.Value) -> int | float | None:
+    """The scalar an `arith.constant` holds (integer, index or float), else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if isinstance(attr, ir.FloatAttr):
+        return float(attr.value)
+    return int(attr.value) if isinstance(attr, ir.IntegerAttr) else None
+
+
+def constant_int(value: ir.Value) -> int | None:
+    """The integer (or index) an `arith.constant` holds, else None."""
+    number = constant_number(value)
+    return number if isinstance(number, int) else None

@@ -8,7 +8,7 @@ from torch_mlir.dialects import arith
 from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.input_checks import integer_value
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import constant_int, ops_named
 from helion_fx_mlir.passes.registry import register
 
 DYNAMIC = -(2**63)  # ShapedType::kDynamic in static index arrays
@@ -73,14 +73,7 @@ def _one_program(grid: ir.Operation) -> bool:
     dynamic = iter(grid.operands[: sum(b == DYNAMIC for b in lower + upper + step)])
     if any(b == DYNAMIC for b in lower + step) or any(b not in (1, DYNAMIC) for b in upper):
         return False
-    return all(b == 1 or _constant_index(next(dynamic)) == 1 for b in upper)
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    return integer_value(owner.attributes["value"])
+    return all(b == 1 or constant_int(next(dynamic)) == 1 for b in upper)
 
 
 def _promote(grid: ir.Operation) -> None:

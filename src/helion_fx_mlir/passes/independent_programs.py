@@ -20,7 +20,7 @@ from torch_mlir.dialects import scf
 
 from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, defined_in, ops_where, within
+from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, constant_int, defined_in, ops_where, within
 from helion_fx_mlir.passes.registry import register
 
 ALLOCATIONS = {"memref.alloc", "memref.alloca"}
@@ -53,14 +53,7 @@ def _outermost_marked(op: ir.Operation) -> bool:
 
 def _from_zero_by_one(loop: ir.Operation) -> bool:
     lower, _, step = list(loop.operands)[:3]
-    return _constant(lower) == 0 and _constant(step) == 1
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
+    return constant_int(lower) == 0 and constant_int(step) == 1
 
 
 def _private_buffers(loop: ir.Operation) -> list[ir.Operation] | None:

@@ -21,7 +21,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import constant_int, constant_number, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import apply_script, loop_extents
 
@@ -101,16 +101,6 @@ def _dims(amap: ir.AffineMap) -> list[int] | None:
     return [ir.AffineDimExpr(expr).position for expr in amap.results]
 
 
-def _constant(value: ir.Value) -> float | None:
-    owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    if isinstance(attr, ir.FloatAttr | ir.IntegerAttr):
-        return float(attr.value)
-    return None
-
-
 @dataclass(frozen=True)
 class Mask:
     """A reduction's mask: lanes of loop `dim` from `bound` on add only the neutral value."""
@@ -132,7 +122,7 @@ def _mask(op: ir.Operation) -> Mask | None:
     select = lanes[0].owner if len(lanes) == 1 and len(combined.operands) == 2 else None
     if not isinstance(select, ir.OpView) or select.name != "arith.select":
         return None
-    if _constant(select.operands[2]) != NEUTRAL[combined.name]:
+    if constant_number(select.operands[2]) != NEUTRAL[combined.name]:
         return None
     compare = select.operands[0].owner
     if not isinstance(compare, ir.OpView) or compare.name != "arith.cmpi":
@@ -141,10 +131,10 @@ def _mask(op: ir.Operation) -> Mask | None:
     predicate = ir.IntegerAttr(compare.attributes["predicate"]).value
     if predicate not in LESS_THAN or not isinstance(index.owner, ir.OpView):
         return None
-    limit = _constant(bound)
+    limit = constant_int(bound)
     if index.owner.name != "linalg.index" or limit is None:
         return None
-    return Mask(ir.IntegerAttr(index.owner.attributes["dim"]).value, int(limit), select)
+    return Mask(ir.IntegerAttr(index.owner.attributes["dim"]).value, limit, select)
 
 
 def _domain(op: ir.Operation) -> list[int] | None:

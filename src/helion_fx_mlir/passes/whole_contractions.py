@@ -17,7 +17,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import defined_in, ops_named
+from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, unrolls_well
 
@@ -111,7 +111,7 @@ def _bounds(loop: ir.Operation) -> Bounds | None:
         upper = _constant_map(loop.attributes["upperBoundMap"])
         step = ir.IntegerAttr(loop.attributes["step"]).value
     else:
-        lower, upper, step = (_constant(v) for v in list(loop.operands)[:3])
+        lower, upper, step = (constant_int(v) for v in list(loop.operands)[:3])
     if lower is None or upper is None or step is None or step <= 0 or (upper - lower) % step:
         return None
     return Bounds(lower, (upper - lower) // step, step) if upper > lower else None
@@ -123,13 +123,6 @@ def _constant_map(attr: ir.Attribute) -> int | None:
     if amap.n_inputs or len(results) != 1 or not isinstance(results[0], ir.AffineConstantExpr):
         return None
     return ir.AffineConstantExpr(results[0]).value
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.name == "arith.constant":
-        return ir.IntegerAttr(owner.attributes["value"]).value
-    return None
 
 
 @dataclass(frozen=True)
