@@ -62,6 +62,30 @@ def test_read_kernel_reads_every_word(threads: int) -> None:
     assert out.sum().item() == reader.words.sum().item() * reader.reps
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_copy_kernel_copies_every_word(threads: int) -> None:
+    """The copy bound is honest only if the kernel writes every word it is timed on."""
+    torch.set_num_threads(threads)
+    source = torch.arange(3 << 20, dtype=torch.float32)
+    copier = roofline.Copier.of([torch.ones(10), source], 2 << 20)
+    assert copier is not None
+    assert copier.words.numel() * 4 == 2 << 20 and copier.words.data_ptr() == source.data_ptr()
+    out, dst = torch.zeros(threads, dtype=torch.int32), torch.empty_like(copier.words)
+    args = [roofline._pointer(a) for a in (out, copier.words, dst)]
+    roofline._copy_engine().invoke("copy", *args)
+    assert torch.equal(dst, copier.words)
+    assert _positive(copier.seconds(repeats=2))
+
+
+def test_a_row_kernel_is_held_to_a_copy_and_a_row_sum_to_reading() -> None:
+    """Reading 4 MB and writing 4 MB: a copy of those bytes is timed; writing 4 KB: too few
+    bytes in common to time a copy of."""
+    rows = roofline.Movement.of([torch.ones(1024, 1024)], [torch.ones(1024, 1024)])
+    assert rows.copy is not None and rows.copy.words.numel() == 1024 * 1024
+    assert _positive(rows.best_ms(repeats=2))
+    assert roofline.Movement.of([torch.ones(1024, 1024)], [torch.ones(1024)]).copy is None
+
+
 def test_the_read_kernel_times_a_tensor_as_torch_sum_does() -> None:
     """Both read 4 MB; the kernel's time per pass, scaled to the tensor, is of the same
     order as torch.sum's (a busy machine skews either, not by 4x at the best of 5)."""

@@ -312,9 +312,11 @@ def geometric_mean(values: list[float]) -> float:
 
 LIMIT_NOTE = (
     "x/limit: the least time the machine needs over x's time; contractions: flops at the "
-    "FMA peak of their dtype; the rest: the longer of reading the inputs (our read kernel or "
-    "torch.sum, the faster) and writing fresh outputs (torch.empty().fill_), each at its own "
-    "size; best of the rounds"
+    "FMA peak of their dtype; the rest: the longer of (a) reading the inputs (our read kernel "
+    "or torch.sum, the faster) and writing fresh outputs (torch.empty().fill_), and (b) "
+    "copying the bytes read into the bytes written, into a fresh tensor (our copy kernel or "
+    "clone, the faster), the rest of either at its rate in (a); each at its own size; best "
+    "of the rounds"
 )
 
 
