@@ -18,6 +18,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     accumulators,
     approximations,
     bf16_dot,
+    block_moves,
     buffers,
     float_conversions,
     grid_groups,

@@ -4,8 +4,8 @@ Tile bodies have static block-size shapes, so each linalg op in them can be cut 
 register-sized tiles and vectorized without masks: one schedule per op class (elementwise,
 reduction, matmul, padded load). Ops a schedule does not fit (dynamic shapes, element types
 the vector lowering does not handle here) stay scalar loops; a vectorization the transform
-dialect refuses leaves its op unchanged. After bufferization, copies out of block-shaped
-buffers become masked vector transfers (vectorize_copies).
+dialect refuses leaves its op unchanged. After bufferization, block moves (copies out of
+block-shaped buffers, padded loads) become loops of masked rows (block_moves.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, scf, vector
-from torch_mlir.dialects import memref as memref_dialect
+from torch_mlir.dialects import arith
 from torch_mlir.dialects.transform import interpreter
 
 from helion_fx_mlir.errors import RewriteError
@@ -407,124 +406,3 @@ def apply_script(module: ir.Module, script: str) -> None:
         )
     except ir.MLIRError as err:
         raise RewriteError("vectorize", [(module.operation.location, str(err))]) from None
-
-
-@register(
-    "helion-vectorize-copies",
-    "memref.copy of a block-shaped buffer -> loops of masked vector chunks",
-)
-def vectorize_copies(module: ir.Module) -> None:
-    """After bufferization: a copy out of (or into) a block-shaped buffer, e.g. a tile's
-    valid lanes stored into the output, becomes a loop of masked vector reads and writes.
-    Copies with no static bound stay as they are."""
-    with mlir_context():
-        for op in ops_named(module, "memref.copy"):
-            bound = _copy_bound(op.operands[0]) or _copy_bound(op.operands[1])
-            if bound is not None:
-                _masked_copy(op, bound)
-
-
-def _copy_bound(value: ir.Value) -> list[int] | None:
-    """Static sizes no larger than the view's: its own, or the buffer it is a full-rank view of.
-    Not for f16/bf16: LLVM's X86 backend aborts on their masked stores ("Do not know how to
-    soft promote this operator's operand"), at every optimization level."""
-    memref = ir.MemRefType(value.type)
-    element = str(memref.element_type)
-    if element not in VECTOR_ELEMENT_TYPES or element in HALF_TYPES or memref.rank == 0:
-        return None
-    shape = list(memref.shape)
-    owner = value.owner
-    if (
-        not memref.has_static_shape
-        and isinstance(owner, ir.OpView)
-        and owner.name == "memref.subview"
-    ):
-        source = ir.MemRefType(owner.operands[0].type)
-        shape = (
-            list(source.shape) if source.rank == memref.rank and source.has_static_shape else shape
-        )
-    if any(ir.ShapedType.is_dynamic_size(d) for d in shape):
-        return None
-    return shape if unrolls_well(shape) else None
-
-
-@dataclass(frozen=True)
-class _Copy:
-    """A copy being rewritten: its ends, their sizes, and the loops' constants."""
-
-    source: ir.Value
-    target: ir.Value
-    sizes: list[ir.Value]
-    zero: ir.Value
-    one: ir.Value
-    lanes: int
-    step: ir.Value  # `lanes` as an index
-    pad: ir.Value
-
-
-def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
-    """The copy as a loop over its rows and, along each row, chunks of up to LANES, each
-    one masked read and write: one n-D transfer of the whole buffer kept every row live at
-    once, which took LLVM's register allocator seconds (a 47x101 copy: 11 s)."""
-    source, target = op.operands
-    memref = ir.MemRefType(source.type)
-    with ir.InsertionPoint(op), op.location:
-        lanes = min(bound[-1], LANES)
-        copy = _Copy(
-            source,
-            target,
-            [memref_dialect.dim(source, _index(i)) for i in range(memref.rank)],
-            _index(0),
-            _index(1),
-            lanes,
-            _index(lanes),
-            arith.ConstantOp(memref.element_type, _zero_attr(memref.element_type)).result,
-        )
-        _copy_rows(copy, [])
-    op.erase()
-
-
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
-def _copy_rows(copy: _Copy, rows: list[ir.Value]) -> None:
-    """A loop over each outer dim not yet indexed by `rows`, then the innermost row."""
-    if len(rows) == len(copy.sizes) - 1:
-        _copy_row(copy, rows)
-        return
-    loop = scf.ForOp(copy.zero, copy.sizes[len(rows)], copy.one)
-    with ir.InsertionPoint(loop.body):
-        _copy_rows(copy, [*rows, loop.induction_variable])
-        scf.YieldOp([])
-
-
-def _copy_row(copy: _Copy, rows: list[ir.Value]) -> None:
-    """One row in chunks of `lanes`, the last one masked to the row's size."""
-    size = copy.sizes[-1]
-    element = ir.MemRefType(copy.source.type).element_type
-    loop = scf.ForOp(copy.zero, size, copy.step)
-    with ir.InsertionPoint(loop.body):
-        column = loop.induction_variable
-        left = arith.minsi(arith.subi(size, column), copy.step)
-        lanes = [copy.lanes]
-        mask = vector.create_mask(ir.VectorType.get(lanes, ir.IntegerType.get_signless(1)), [left])
-        at = [*rows, column]
-        identity = ir.AffineMap.get_minor_identity(len(at), 1)
-        chunk = vector.transfer_read(
-            ir.VectorType.get(lanes, element),
-            copy.source,
-            at,
-            identity,
-            copy.pad,
-            [True],
-            mask=mask,
-        )
-        vector.transfer_write(None, chunk, copy.target, at, identity, [True], mask=mask)
-        scf.YieldOp([])
-
-
-def _zero_attr(element: ir.Type) -> ir.Attribute:
-    if isinstance(element, ir.FloatType):
-        return ir.FloatAttr.get(element, 0.0)
-    return ir.IntegerAttr.get(element, 0)

@@ -1,0 +1,237 @@
+"""Block moves after bufferization, as loops over rows of masked vector chunks.
+
+Two moves of a block-shaped buffer remain once tile bodies are vectorized and bufferized:
+a copy of a tile's valid lanes into (or out of) a view (`memref.copy`), and a padded load
+(a masked `vector.transfer_read` of the whole block, written whole into its buffer). As one
+n-D transfer, every row of the block is one value, live at once: LLVM's register allocator
+took seconds over them (a 47x101 copy 11 s, two 128x128 padded loads 3 s). As a loop over
+rows, each row in chunks of up to LANES lanes, a chunk is one masked read and one write.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, scf, vector
+from torch_mlir.dialects import memref as memref_dialect
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import constant_int, ops_named
+from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.vectorize import HALF_TYPES, LANES, VECTOR_ELEMENT_TYPES, unrolls_well
+
+
+@register(
+    "helion-vectorize-copies",
+    "copies out of block-shaped buffers and padded loads -> loops of masked vector chunks",
+)
+def vectorize_copies(module: ir.Module) -> None:
+    """A copy out of (or into) a block-shaped buffer, e.g. a tile's valid lanes stored into
+    the output, and a padded load of a block become loops over rows of masked chunks.
+    Copies with no static bound stay as they are."""
+    with mlir_context():
+        for op in ops_named(module, "memref.copy"):
+            bound = _copy_bound(op.operands[0]) or _copy_bound(op.operands[1])
+            if bound is not None:
+                _masked_copy(op, bound)
+        for op in ops_named(module, "vector.transfer_write"):
+            if _is_padded_load(op):
+                _padded_load_rows(op)
+
+
+def _copy_bound(value: ir.Value) -> list[int] | None:
+    """Static sizes no larger than the view's: its own, or the buffer it is a full-rank view of.
+    Not for f16/bf16: LLVM's X86 backend aborts on their masked stores ("Do not know how to
+    soft promote this operator's operand"), at every optimization level."""
+    memref = ir.MemRefType(value.type)
+    element = str(memref.element_type)
+    if element not in VECTOR_ELEMENT_TYPES or element in HALF_TYPES or memref.rank == 0:
+        return None
+    shape = list(memref.shape)
+    owner = value.owner
+    if (
+        not memref.has_static_shape
+        and isinstance(owner, ir.OpView)
+        and owner.name == "memref.subview"
+    ):
+        source = ir.MemRefType(owner.operands[0].type)
+        shape = (
+            list(source.shape) if source.rank == memref.rank and source.has_static_shape else shape
+        )
+    if any(ir.ShapedType.is_dynamic_size(d) for d in shape):
+        return None
+    return shape if unrolls_well(shape) else None
+
+
+@dataclass(frozen=True)
+class _Move:
+    """A block move being rewritten: its ends, the loops' constants, and how many lanes of
+    the chunk at (rows, column) to read (the rest read as `pad`)."""
+
+    source: ir.Value
+    target: ir.Value
+    zero: ir.Value
+    one: ir.Value
+    lanes: int
+    step: ir.Value  # `lanes` as an index
+    pad: ir.Value
+    lanes_left: Callable[[list[ir.Value], ir.Value], ir.Value]
+    masked_write: bool  # a copy writes only what it reads; a padded load writes every lane
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
+    """The copy, row by row over the view's sizes, in chunks of up to LANES."""
+    source, target = op.operands
+    memref = ir.MemRefType(source.type)
+    with ir.InsertionPoint(op), op.location:
+        sizes = [memref_dialect.dim(source, _index(i)) for i in range(memref.rank)]
+        lanes = min(bound[-1], LANES)
+        step = _index(lanes)
+
+        def left(rows: list[ir.Value], column: ir.Value) -> ir.Value:
+            return arith.minsi(arith.subi(sizes[-1], column), step)
+
+        move = _Move(
+            source,
+            target,
+            _index(0),
+            _index(1),
+            lanes,
+            step,
+            _zero(memref.element_type),
+            left,
+            masked_write=True,
+        )
+        _rows(move, sizes, [])
+    op.erase()
+
+
+def _is_padded_load(write: ir.Operation) -> bool:
+    """`transfer_write(transfer_read(src[0..], mask = create_mask(sizes)), buffer[0..])`: a
+    whole block of two or more rows, read masked and written unmasked into a static buffer
+    of its shape (what a vectorized tensor.pad bufferizes to)."""
+    read = write.operands[0].owner
+    if not isinstance(read, ir.OpView) or read.name != "vector.transfer_read":
+        return False
+    shape = list(ir.VectorType(write.operands[0].type).shape)
+    target = write.operands[1].type
+    # a read's operands: source, one index per dim, padding, mask; a write's: value,
+    # target, indices (no mask)
+    mask = read.operands[-1].owner if len(read.operands) == len(shape) + 3 else None
+    return (
+        len(shape) >= 2
+        and math.prod(shape[:-1]) > 1
+        and len(write.operands) == 2 + len(shape)
+        and all(_identity(op, len(shape)) for op in (read, write))
+        and isinstance(target, ir.MemRefType)
+        and list(ir.MemRefType(target).shape) == shape
+        and isinstance(mask, ir.OpView)
+        and mask.name == "vector.create_mask"
+        and _all_zero([*write.operands[2:], *read.operands[1 : 1 + len(shape)]])
+        and len(list(read.results[0].uses)) == 1
+    )
+
+
+def _identity(transfer: ir.Operation, rank: int) -> bool:
+    permutation = ir.AffineMapAttr(transfer.attributes["permutation_map"]).value
+    return permutation == ir.AffineMap.get_identity(rank)
+
+
+def _all_zero(values: list[ir.Value]) -> bool:
+    return all(constant_int(v) == 0 for v in values)
+
+
+def _padded_load_rows(write: ir.Operation) -> None:
+    """The padded load, row by row over the whole block: a chunk reads the lanes of the
+    mask's sizes that fall in it (none in a row past them) and writes every lane, the
+    rest being the padding value."""
+    read = write.operands[0].owner
+    shape = list(ir.VectorType(write.operands[0].type).shape)
+    sizes = list(read.operands[-1].owner.operands)
+    with ir.InsertionPoint(write), write.location:
+        lanes = _chunk(shape[-1])
+        step = _index(lanes)
+        zero = _index(0)
+
+        def left(rows: list[ir.Value], column: ir.Value) -> ir.Value:
+            lanes_left = arith.maxsi(arith.minsi(arith.subi(sizes[-1], column), step), zero)
+            for row, size in zip(rows, sizes):
+                inside = arith.cmpi(arith.CmpIPredicate.slt, row, size)
+                lanes_left = arith.select(inside, lanes_left, zero)
+            return lanes_left
+
+        move = _Move(
+            read.operands[0],
+            write.operands[1],
+            zero,
+            _index(1),
+            lanes,
+            step,
+            read.operands[len(shape) + 1],
+            left,
+            masked_write=False,
+        )
+        _rows(move, [_index(extent) for extent in shape], [])
+    mask = read.operands[-1].owner
+    write.erase()
+    read.erase()
+    if not list(mask.results[0].uses):
+        mask.erase()
+
+
+def _chunk(extent: int) -> int:
+    """Lanes per chunk of a row the chunks must tile exactly (each written whole)."""
+    if extent <= LANES:
+        return extent
+    return next((w for w in (LANES, LANES // 2, LANES // 4) if extent % w == 0), extent)
+
+
+def _rows(move: _Move, extents: list[ir.Value], rows: list[ir.Value]) -> None:
+    """A loop over each outer dim not yet indexed by `rows`, then the innermost row."""
+    if len(rows) == len(extents) - 1:
+        _row(move, rows, extents[-1])
+        return
+    loop = scf.ForOp(move.zero, extents[len(rows)], move.one)
+    with ir.InsertionPoint(loop.body):
+        _rows(move, extents, [*rows, loop.induction_variable])
+        scf.YieldOp([])
+
+
+def _row(move: _Move, rows: list[ir.Value], extent: ir.Value) -> None:
+    """One row in chunks of `lanes`, each read masked to the lanes left to read."""
+    element = ir.MemRefType(move.target.type).element_type
+    loop = scf.ForOp(move.zero, extent, move.step)
+    with ir.InsertionPoint(loop.body):
+        column = loop.induction_variable
+        shape = [move.lanes]
+        mask = vector.create_mask(
+            ir.VectorType.get(shape, ir.IntegerType.get_signless(1)),
+            [move.lanes_left(rows, column)],
+        )
+        at = [*rows, column]
+        identity = ir.AffineMap.get_minor_identity(len(at), 1)
+        chunk = vector.transfer_read(
+            ir.VectorType.get(shape, element),
+            move.source,
+            at,
+            identity,
+            move.pad,
+            [True],
+            mask=mask,
+        )
+        written = mask if move.masked_write else None
+        vector.transfer_write(None, chunk, move.target, at, identity, [True], mask=written)
+        scf.YieldOp([])
+
+
+def _zero(element: ir.Type) -> ir.Value:
+    if isinstance(element, ir.FloatType):
+        return arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
+    return arith.ConstantOp(element, ir.IntegerAttr.get(element, 0)).result
