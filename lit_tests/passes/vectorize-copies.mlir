@@ -69,3 +69,19 @@ func.func @padded_load(%src: memref<?x?xf32, strided<[130, 1], offset: ?>>, %buf
   vector.transfer_write %block, %buffer[%c0, %c0] {in_bounds = [true, true]} : vector<128x128xf32>, memref<128x128xf32>
   return
 }
+
+// A write to memory between the read and its write: the read cannot move down to the
+// write, so the block move stays one transfer.
+// CHECK-LABEL: func.func @written_between(
+// CHECK: vector.transfer_read {{.*}} vector<4x16xf32>
+// CHECK: memref.store
+// CHECK: vector.transfer_write {{.*}} vector<4x16xf32>
+func.func @written_between(%src: memref<?x?xf32>, %buffer: memref<4x16xf32>, %m: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.000000e+00 : f32
+  %mask = vector.create_mask %m, %n : vector<4x16xi1>
+  %block = vector.transfer_read %src[%c0, %c0], %pad, %mask {in_bounds = [true, true]} : memref<?x?xf32>, vector<4x16xf32>
+  memref.store %pad, %src[%c0, %c0] : memref<?x?xf32>
+  vector.transfer_write %block, %buffer[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<4x16xf32>
+  return
+}

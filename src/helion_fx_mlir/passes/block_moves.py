@@ -136,6 +136,33 @@ def _is_padded_load(write: ir.Operation) -> bool:
         and mask.name == "vector.create_mask"
         and _all_zero([*write.operands[2:], *read.operands[1 : 1 + len(shape)]])
         and len(list(read.results[0].uses)) == 1
+        and _nothing_writes_between(read, write)
+    )
+
+
+# What may sit between a padded load's read and its write: the read moves to the write,
+# so nothing in between may write memory.
+_PURE_DIALECTS = ("arith.", "affine.", "index.")
+_NO_WRITES = {
+    "memref.alloca",
+    "memref.alloc",
+    "memref.subview",
+    "memref.dim",
+    "memref.cast",
+    "memref.expand_shape",
+    "memref.collapse_shape",
+    "memref.reinterpret_cast",
+    "vector.create_mask",
+}
+
+
+def _nothing_writes_between(read: ir.OpView, write: ir.Operation) -> bool:
+    if read.operation.block != write.block:
+        return False
+    ops = [op.operation for op in write.block.operations]
+    first, last = ops.index(read.operation), ops.index(write)
+    return all(
+        op.name.startswith(_PURE_DIALECTS) or op.name in _NO_WRITES for op in ops[first + 1 : last]
     )
 
 
