@@ -19,7 +19,7 @@ from torch_mlir.dialects import arith, scf, vector
 from torch_mlir.dialects import memref as memref_dialect
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import constant_int, ops_named
+from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, constant_int, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import HALF_TYPES, LANES, VECTOR_ELEMENT_TYPES, unrolls_well
 
@@ -143,14 +143,10 @@ def _is_padded_load(write: ir.Operation) -> bool:
 # What may sit between a padded load's read and its write: the read moves to the write,
 # so nothing in between may write memory.
 _PURE_DIALECTS = ("arith.", "affine.", "index.")
-_NO_WRITES = {
+_NO_WRITES = MEMREF_VIEWS | {
     "memref.alloca",
     "memref.alloc",
-    "memref.subview",
     "memref.dim",
-    "memref.cast",
-    "memref.expand_shape",
-    "memref.collapse_shape",
     "memref.reinterpret_cast",
     "vector.create_mask",
 }

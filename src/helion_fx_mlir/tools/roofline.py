@@ -325,6 +325,19 @@ def _nbytes(tensor: torch.Tensor) -> int:
     return tensor.numel() * tensor.element_size()
 
 
+def _aligned(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor, or a contiguous copy where it is strided or not 64-byte aligned (our
+    kernels' vector loads and stores take whole aligned vectors)."""
+    if not tensor.is_contiguous() or tensor.data_ptr() % 64:
+        return tensor.clone(memory_format=torch.contiguous_format)
+    return tensor
+
+
+def _words(tensor: torch.Tensor, nbytes: int) -> torch.Tensor:
+    """The tensor's first `nbytes` as i32 words, in place."""
+    return tensor.reshape(-1).view(torch.uint8)[:nbytes].view(torch.int32)
+
+
 def _best_seconds(fn: Callable[[], Any], repeats: int) -> float:
     """The fastest of `repeats` calls after one warm-up: a limit is the best the machine
     did, and a neighbour on the machine only ever slows a call down."""
@@ -351,15 +364,10 @@ class Reader:
 
     @classmethod
     def of(cls, tensor: torch.Tensor) -> Reader:
-        if not tensor.is_contiguous() or tensor.data_ptr() % 64:
-            tensor = tensor.clone(memory_format=torch.contiguous_format)
+        tensor = _aligned(tensor)
         step = 4 * LANES * READ_STREAMS * torch.get_num_threads()
         whole = _nbytes(tensor) // step * step
-        words = (
-            tensor.reshape(-1).view(torch.uint8)[:whole].view(torch.int32)
-            if whole
-            else torch.zeros(step // 4, dtype=torch.int32)
-        )
+        words = _words(tensor, whole) if whole else torch.zeros(step // 4, dtype=torch.int32)
         return cls(tensor, words, max(1, READ_LAUNCH_BYTES // _nbytes(words)))
 
     def kernel_seconds(self, repeats: int) -> float:
@@ -410,22 +418,19 @@ class Copier:
         source = max(inputs, key=_nbytes, default=None)
         if source is None:
             return None
-        if not source.is_contiguous() or source.data_ptr() % 64:
-            source = source.clone(memory_format=torch.contiguous_format)
+        source = _aligned(source)
         step = 4 * LANES * torch.get_num_threads()
         common = min(_nbytes(source), write_bytes) // step * step
-        if common < MIN_WRITE_BYTES:
-            return None
-        return cls(source.reshape(-1).view(torch.uint8)[:common].view(torch.int32))
+        return cls(_words(source, common)) if common >= MIN_WRITE_BYTES else None
 
     def kernel_seconds(self, repeats: int) -> float:
+        """Our copy kernel's best time, each launch into a fresh tensor."""
         out = torch.zeros(torch.get_num_threads(), dtype=torch.int32)
         engine = _copy_engine()
-        best = math.inf
-        for _ in range(repeats + 1):  # the first launch warms up
-            seconds = _launch(engine, "copy", out, self.words, torch.empty_like(self.words))
-            best = min(best, seconds)
-        return best
+        return _best_seconds(
+            lambda: _launch(engine, "copy", out, self.words, torch.empty_like(self.words)),
+            repeats,
+        )
 
     def seconds(self, repeats: int) -> float:
         return min(self.kernel_seconds(repeats), _best_seconds(self.words.clone, repeats))
