@@ -25,6 +25,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     helion_ops,
     independent_programs,
     masked_chunks,
+    outer_reductions,
     results,
     safety_checks,
     soft_bf16,
@@ -61,9 +62,10 @@ VECTORIZE = (
     "helion-whole-k-contractions",
     "helion-write-into-loop-carried",
     "helion-vectorize-tile-bodies",
+    "helion-combine-outer-reductions",
 )
 # On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
-VECTORIZE_BF16_DOT = (*VECTORIZE[:-1], "helion-bf16-dot-products", VECTORIZE[-1])
+VECTORIZE_BF16_DOT = (*VECTORIZE[:-2], "helion-bf16-dot-products", *VECTORIZE[-2:])
 # Bufferization: equal inits merged, split per use, then buffers; results the runtime passes.
 _BUFFERIZE = (
     "helion-prepare-buffers",
