@@ -52,12 +52,13 @@ def test_a_grid_too_small_to_share_is_left_alone() -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize(("config", "grid"), [([16, 32], "4, 4"), ([8, 16], "8, 8")])
+@pytest.mark.parametrize(("config", "grid"), [([16, 32], "4, 2"), ([8, 16], "8, 1")])
 def test_a_2d_grid_of_strips_groups_its_last_dimension(
     config: list[int], grid: str, threads: int
 ) -> None:
     """An elementwise add in 16x32 tiles: each program walks its rows 32 wide; a group of
-    16 programs along a row of tiles reads each row 512 wide."""
+    32 programs along a row of tiles (8 groups left) reads each row 1024 wide; in 8x16
+    tiles, 128 programs read rows whole."""
     torch.set_num_threads(threads)
     _check_add(config, grid)
 

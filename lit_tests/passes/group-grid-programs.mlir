@@ -1,9 +1,9 @@
 // The 64 programs of a 1-D grid whose body is set-up then one loop run in 8 groups of 8:
 // each group runs its programs' set-up (program = group * 8 + j), then the loop once,
 // doing every program's iteration r before r + 1, with the set-up's pure ops recomputed
-// per program inside it. A 2-D grid is grouped along its last dimension. A grid whose loop
-// yields results, or whose loop moves an access's innermost index (programs that read
-// contiguous runs already), is left alone.
+// per program inside it. A 2-D grid is grouped along its last dimension (4x64 programs:
+// groups of 32, 8 groups left). A grid whose loop yields results, or whose loop moves an
+// access's innermost index (programs that read contiguous runs already), is left alone.
 // RUN: helion-opt %s --helion-group-grid-programs | FileCheck %s
 
 // CHECK-LABEL: func.func @col_sum(
@@ -59,8 +59,8 @@ func.func @loop_with_results(%n: index) {
 }
 
 // CHECK-LABEL: func.func @add_tiles(
-// CHECK: scf.forall (%[[I:[a-z0-9_]+]], %[[GROUP:[a-z0-9_]+]]) in (4, 4) {
-// CHECK: %[[SIZE:[a-z0-9_]+]] = arith.constant 16 : index
+// CHECK: scf.forall (%[[I:[a-z0-9_]+]], %[[GROUP:[a-z0-9_]+]]) in (4, 2) {
+// CHECK: %[[SIZE:[a-z0-9_]+]] = arith.constant 32 : index
 // CHECK: %[[FIRST:[a-z0-9_]+]] = arith.muli %[[GROUP]], %[[SIZE]] : index
 // CHECK-NEXT: %[[PROGRAM:[a-z0-9_]+]] = arith.addi %[[FIRST]], %{{[a-z0-9_]+}} : index
 // CHECK: scf.for %[[R:[a-z0-9_]+]] =
