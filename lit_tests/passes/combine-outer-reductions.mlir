@@ -37,12 +37,14 @@ func.func @integer_column_sum(%rows: vector<2x8xi32>, %acc: vector<8xi32>) -> ve
   return %0 : vector<8xi32>
 }
 
-// Row reductions, and outer reductions behind a longer parallel dim, stay.
+// Row reductions, outer reductions behind a longer parallel dim, and masked ones stay.
 // CHECK-LABEL: func.func @kept(
 // CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [1] : vector<8x16xf32> to vector<8xf32>
 // CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [1] : vector<2x4x16xf32> to vector<2x16xf32>
-func.func @kept(%rows: vector<8x16xf32>, %acc: vector<8xf32>, %cube: vector<2x4x16xf32>, %plane: vector<2x16xf32>) -> (vector<8xf32>, vector<2x16xf32>) {
+// CHECK: vector.mask %{{.*}} { vector.multi_reduction <add>, %{{.*}}, %{{.*}} [0] : vector<4x64xf32> to vector<64xf32> }
+func.func @kept(%rows: vector<8x16xf32>, %acc: vector<8xf32>, %cube: vector<2x4x16xf32>, %plane: vector<2x16xf32>, %tile: vector<4x64xf32>, %sums: vector<64xf32>, %mask: vector<4x64xi1>) -> (vector<8xf32>, vector<2x16xf32>, vector<64xf32>) {
   %0 = vector.multi_reduction <add>, %rows, %acc [1] : vector<8x16xf32> to vector<8xf32>
   %1 = vector.multi_reduction <add>, %cube, %plane [1] : vector<2x4x16xf32> to vector<2x16xf32>
-  return %0, %1 : vector<8xf32>, vector<2x16xf32>
+  %2 = vector.mask %mask { vector.multi_reduction <add>, %tile, %sums [0] : vector<4x64xf32> to vector<64xf32> } : vector<4x64xi1> -> vector<64xf32>
+  return %0, %1, %2 : vector<8xf32>, vector<2x16xf32>, vector<64xf32>
 }
