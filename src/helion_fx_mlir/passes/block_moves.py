@@ -21,7 +21,13 @@ from torch_mlir.dialects import memref as memref_dialect
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, constant_int, ops_named
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import HALF_TYPES, LANES, VECTOR_ELEMENT_TYPES, unrolls_well
+from helion_fx_mlir.passes.vectorize import (
+    HALF_TYPES,
+    LANES,
+    VECTOR_ELEMENT_TYPES,
+    inner_lanes,
+    unrolls_well,
+)
 
 
 @register(
@@ -211,9 +217,8 @@ def _padded_load_rows(write: ir.Operation) -> None:
 
 def _chunk(extent: int) -> int:
     """Lanes per chunk of a row the chunks must tile exactly (each written whole)."""
-    if extent <= LANES:
-        return extent
-    return next((w for w in (LANES, LANES // 2, LANES // 4) if extent % w == 0), extent)
+    lanes = inner_lanes(extent)
+    return lanes if extent % lanes == 0 else extent
 
 
 def _rows(move: _Move, extents: list[ir.Value], rows: list[ir.Value]) -> None:

@@ -50,8 +50,8 @@ def combine_outer_reductions(module: ir.Module) -> None:
         for op in ops_named(module, "vector.multi_reduction"):
             if op.parent.name == "vector.mask":
                 continue
-            if (combiner := _combiner(op)) is not None and (rows := _rows(op)) is not None:
-                _combine(op, combiner, rows)
+            if (combiner := _combiner(op)) is not None and (table := _table(op)) is not None:
+                _combine(op, combiner, table)
 
 
 def _combiner(op: ir.Operation) -> str | None:
@@ -61,9 +61,10 @@ def _combiner(op: ir.Operation) -> str | None:
     return float_op if isinstance(element, ir.FloatType) else integer_op
 
 
-def _rows(op: ir.Operation) -> int | None:
-    """How many rows the reduced dims hold, where they reshape to rows x lanes: no parallel
-    dim longer than 1 before the last reduced dim, and the innermost dim not reduced."""
+def _table(op: ir.Operation) -> list[int] | None:
+    """The source as rows x lanes (the reduced dims' rows, the dims after them), where it
+    reshapes so: no parallel dim longer than 1 before the last reduced dim, and the
+    innermost dim not reduced."""
     shape = list(ir.VectorType(op.operands[0].type).shape)
     reduced = {int(d) for d in ir.DenseI64ArrayAttr(op.attributes["reduction_dims"])}
     if not reduced or len(shape) - 1 in reduced:
@@ -71,17 +72,17 @@ def _rows(op: ir.Operation) -> int | None:
     last = max(reduced)
     if any(shape[d] != 1 for d in range(last) if d not in reduced):
         return None
-    return math.prod(shape[d] for d in reduced)
+    return [math.prod(shape[d] for d in reduced), *shape[last + 1 :]]
 
 
-def _combine(op: ir.Operation, combiner: str, rows: int) -> None:
+def _combine(op: ir.Operation, combiner: str, table_shape: list[int]) -> None:
     """The accumulator combined with each row in turn, in the accumulator's shape."""
     source, acc = op.operands[0], op.operands[1]
-    source_type = ir.VectorType(source.type)
-    lanes = [n for d, n in enumerate(source_type.shape) if d > _last_reduced(op)]
+    element = ir.VectorType(source.type).element_type
+    rows, *lanes = table_shape
     with ir.InsertionPoint(op), op.location:
-        row_type = ir.VectorType.get(lanes, source_type.element_type)
-        table = _reshaped(ir.VectorType.get([rows, *lanes], row_type.element_type), source)
+        row_type = ir.VectorType.get(lanes, element)
+        table = _reshaped(ir.VectorType.get(table_shape, element), source)
         total = _reshaped(row_type, acc)
         for row in range(rows):
             value = vector.extract(table, [], [row])
@@ -93,7 +94,3 @@ def _combine(op: ir.Operation, combiner: str, rows: int) -> None:
 
 def _reshaped(type_: ir.Type, value: ir.Value) -> ir.Value:
     return value if value.type == type_ else vector.shape_cast(type_, value)
-
-
-def _last_reduced(op: ir.Operation) -> int:
-    return max(int(d) for d in ir.DenseI64ArrayAttr(op.attributes["reduction_dims"]))
