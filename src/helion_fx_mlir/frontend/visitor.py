@@ -41,7 +41,12 @@ from helion_fx_mlir.frontend.values import (
     mlir_type,
     tensor_dims,
 )
-from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
+from helion_fx_mlir.mlir.attributes import (
+    INDEPENDENT_PROGRAMS,
+    VECTOR_WIDTH,
+    VECTOR_WIDTH_KEY,
+    VECTOR_WIDTHS,
+)
 
 
 class IRVisitor:
@@ -81,6 +86,8 @@ class IRVisitor:
             f"loom.block_size_{bid}": f"{v} : index"
             for bid, v in sorted(ctx.block_size_values.items())
         }
+        if (width := ctx.config.config.get(VECTOR_WIDTH_KEY, VECTOR_WIDTHS[0])) != VECTOR_WIDTHS[0]:
+            attrs[VECTOR_WIDTH] = f"{width} : i64"
         b.location = mlir_location(ctx.bound_kernel.host_function.location)
         b.emit_module_start(attrs)
         outputs = ctx.output_args

@@ -7,3 +7,11 @@ from __future__ import annotations
 # `LoweringContext.independent_programs`): `helion-parallelize-independent-grids` makes
 # the outermost one parallel after bufferization.
 INDEPENDENT_PROGRAMS = "helion.independent_programs"
+
+# The config knob `mlir_vector_width` (bits; the first is the default, our vector ops' own
+# width), which the mlir backend adds to every kernel's config space. The frontend writes
+# any other width as the module attribute VECTOR_WIDTH, and `helion-limit-vector-width`
+# makes LLVM split wider vector ops.
+VECTOR_WIDTH_KEY = "mlir_vector_width"
+VECTOR_WIDTHS = (512, 256)
+VECTOR_WIDTH = "helion.vector_width"

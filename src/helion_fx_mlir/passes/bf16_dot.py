@@ -21,12 +21,13 @@ from torch_mlir import ir
 from torch_mlir.dialects import vector, x86
 
 from helion_fx_mlir.host_cpu import cpu_flags
+from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import first_op, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, Schedule, apply_schedules
 
-LANES = 16  # f32 lanes of one dot product (a 512-bit register)
+LANES = 16  # f32 lanes of one dot product (a 512-bit register; 8 at 256 bits)
 # Accumulator rows x columns held in registers across the K loop. Measured on Zen 4 with
 # 64^3 blocks: 8x32 beat 4x64 and 6x64 (one broadcast A pair per two dots), and tiling K
 # further (B's K x 32 strip in L1) did not help.
@@ -58,10 +59,11 @@ def has_bf16_dots(module: ir.Module) -> bool:
 def bf16_dot_products(module: ir.Module) -> None:
     """Tile and vectorize each such matmul in K pairs, then turn its contractions into dots."""
     with mlir_context():
+        lanes = _lanes(module)
         scheduled: list[tuple[ir.Operation, Schedule]] = []
         for op in ops_named(module, "linalg.matmul"):
             sources = _bf16_operands(op)
-            schedule = _schedule(op, sources) if sources is not None else None
+            schedule = _schedule(op, sources, lanes) if sources is not None else None
             if sources is None or schedule is None:
                 continue
             for i, source in enumerate(sources):
@@ -71,8 +73,16 @@ def bf16_dot_products(module: ir.Module) -> None:
             return
         apply_schedules(module, scheduled)
         for contract in ops_named(module, "vector.contract"):
-            if _is_pair_contraction(contract):
-                _as_dots(contract)
+            if _is_pair_contraction(contract, lanes):
+                _as_dots(contract, lanes)
+
+
+def _lanes(module: ir.Module) -> int:
+    """The f32 lanes of one dot product: a whole register of the module's vector width
+    (`helion-limit-vector-width`; LLVM cannot select the 512-bit dot in 256-bit code)."""
+    attrs = module.operation.attributes
+    width = ir.IntegerAttr(attrs[VECTOR_WIDTH]).value if VECTOR_WIDTH in attrs else 512
+    return LANES * width // 512
 
 
 def _bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
@@ -109,8 +119,8 @@ def _bf16_source(value: ir.Value) -> ir.Value | None:
     return source
 
 
-def _schedule(op: ir.Operation, sources: list[ir.Value]) -> Schedule | None:
-    """TILE of the accumulator (divisors of M and N, N's a multiple of LANES), K in pairs;
+def _schedule(op: ir.Operation, sources: list[ir.Value], lanes: int) -> Schedule | None:
+    """TILE of the accumulator (divisors of M and N, N's a multiple of `lanes`), K in pairs;
     None for any other matmul (odd K, N not in whole registers, dynamic shapes)."""
     lhs, rhs, acc = (ir.ShapedType(v.type) for v in (*sources, op.operands[2]))
     maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
@@ -118,10 +128,10 @@ def _schedule(op: ir.Operation, sources: list[ir.Value]) -> Schedule | None:
         return None
     m, n = acc.shape
     k = lhs.shape[1]
-    if 0 in (m, n) or k % PAIR or n % LANES:
+    if 0 in (m, n) or k % PAIR or n % lanes:
         return None
     extents = (m, n, k)
-    tile = (_divisor(m, TILE[0], 1), _divisor(n, TILE[1], LANES), PAIR)
+    tile = (_divisor(m, TILE[0], 1), _divisor(n, TILE[1], lanes), PAIR)
     return Schedule(
         tuple(0 if t >= e else t for t, e in zip(tile, extents)), tile, contraction=True
     )
@@ -132,7 +142,7 @@ def _divisor(extent: int, most: int, unit: int) -> int:
     return next(t for t in range(min(extent, most) // unit * unit, 0, -unit) if extent % t == 0)
 
 
-def _is_pair_contraction(op: ir.Operation) -> bool:
+def _is_pair_contraction(op: ir.Operation, lanes: int) -> bool:
     """vector<Mx2xbf16> x vector<2xNxbf16> into vector<MxNxf32>, plain maps, N in registers."""
     lhs, rhs, acc = (ir.VectorType(v.type) for v in op.operands[:3])
     maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
@@ -140,50 +150,51 @@ def _is_pair_contraction(op: ir.Operation) -> bool:
         maps == PLAIN_MAPS["linalg.matmul"]
         and [str(t.element_type) for t in (lhs, rhs, acc)] == ["bf16", "bf16", "f32"]
         and lhs.shape[1] == PAIR
-        and acc.shape[1] % LANES == 0
+        and acc.shape[1] % lanes == 0
     )
 
 
-def _as_dots(contract: ir.Operation) -> None:
-    """Each LANES-wide part of each accumulator row gets one dot of the row's A pair,
+def _as_dots(contract: ir.Operation, lanes: int) -> None:
+    """Each `lanes`-wide part of each accumulator row gets one dot of the row's A pair,
     broadcast, with the interleaved B columns of that part."""
     lhs, rhs, acc = contract.operands[:3]
     rows, cols = ir.VectorType(acc.type).shape
     with ir.InsertionPoint(contract), contract.location:
-        columns = _interleaved_rows(rhs, cols)
+        columns = _interleaved_rows(rhs, cols, lanes)
         result = acc
         for i in range(rows):
-            pair = _broadcast_pair(vector.extract(lhs, [], [i]))
+            pair = _broadcast_pair(vector.extract(lhs, [], [i]), lanes)
             row = vector.extract(acc, [], [i])
             for j, b in enumerate(columns):
-                part = vector.extract_strided_slice(_f32(LANES), row, [j * LANES], [LANES], [1])
-                dot = x86.DotBF16Op(part, pair, b, results=[_f32(LANES)]).dst
-                row = vector.insert_strided_slice(dot, row, [j * LANES], [1])
+                part = vector.extract_strided_slice(_f32(lanes), row, [j * lanes], [lanes], [1])
+                dot = x86.DotBF16Op(part, pair, b, results=[_f32(lanes)]).dst
+                row = vector.insert_strided_slice(dot, row, [j * lanes], [1])
             result = vector.insert(row, result, [], [i])
     contract.results[0].replace_all_uses_with(result)
     contract.erase()
 
 
-def _interleaved_rows(rhs: ir.Value, cols: int) -> list[ir.Value]:
-    """B's two rows as (B[0, n], B[1, n]) pairs, one vector<32xbf16> per LANES columns."""
+def _interleaved_rows(rhs: ir.Value, cols: int, lanes: int) -> list[ir.Value]:
+    """B's two rows as (B[0, n], B[1, n]) pairs, one vector<2*lanes x bf16> per `lanes`
+    columns."""
     first, second = (vector.extract(rhs, [], [k]) for k in range(PAIR))
     return [
         vector.shuffle(
             first,
             second,
-            [lane for n in range(j, j + LANES) for lane in (n, cols + n)],
-            results=[_bf16(PAIR * LANES)],
+            [lane for n in range(j, j + lanes) for lane in (n, cols + n)],
+            results=[_bf16(PAIR * lanes)],
         )
-        for j in range(0, cols, LANES)
+        for j in range(0, cols, lanes)
     ]
 
 
-def _broadcast_pair(pair: ir.Value) -> ir.Value:
-    """vector<2xbf16> -> the pair in every 32-bit lane of a vector<32xbf16>."""
+def _broadcast_pair(pair: ir.Value, lanes: int) -> ir.Value:
+    """vector<2xbf16> -> the pair in every 32-bit lane of a vector<2*lanes x bf16>."""
     i32 = ir.IntegerType.get_signless(32)
     word = vector.bitcast(ir.VectorType.get([1], i32), pair)
-    words = vector.broadcast(ir.VectorType.get([LANES], i32), word)
-    return vector.bitcast(_bf16(PAIR * LANES), words)
+    words = vector.broadcast(ir.VectorType.get([lanes], i32), word)
+    return vector.bitcast(_bf16(PAIR * lanes), words)
 
 
 def _f32(lanes: int) -> ir.VectorType:

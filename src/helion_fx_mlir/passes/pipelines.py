@@ -32,6 +32,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     streaming_stores,
     trim_padded_tiles,
     upstream,
+    vector_width,
     vectorize,
     whole_contractions,
 )
@@ -92,6 +93,7 @@ _AFTER_BUFFERIZE = (
     "helion-buffers-to-llvm",
     "helion-define-openmp-entry-points",
     *_LLVM_FIXUPS,
+    "helion-limit-vector-width",
 )
 LLVM = (*LINALG, *_FOR_LLVM, *VECTORIZE, *_BUFFERIZE, *_AFTER_BUFFERIZE)
 LLVM_BF16_DOT = (*LINALG, *_FOR_LLVM, *VECTORIZE_BF16_DOT, *_BUFFERIZE, *_AFTER_BUFFERIZE)

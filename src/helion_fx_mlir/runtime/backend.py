@@ -87,15 +87,30 @@ def _our_error(err: BaseException) -> BaseException:
 
 
 def install(kernel_module: ModuleType) -> None:
-    """Register the backend and wrap the two BoundKernel methods and the kernel's call
-    (once)."""
+    """Register the backend and wrap BoundKernel's init and its two methods and the
+    kernel's call (once)."""
     register_compiler_backend(MLIRBackend)
     bound = kernel_module.BoundKernel
     if not getattr(bound.compile_config, "_mlir_backend", False):
+        bound.__init__ = _with_our_knobs(bound.__init__)
         bound.compile_config = _for_mlir(bound.compile_config, _compile_config)
         bound.to_code = _for_mlir(bound.to_code, _to_code)
         kernel = kernel_module.Kernel
         kernel.__call__ = _kernel_call(kernel.__call__)
+
+
+def _with_our_knobs(helion_init: Callable[..., None]) -> Callable[..., None]:
+    """A kernel of the mlir backend, once bound, has our knobs in its config space."""
+
+    @functools.wraps(helion_init)
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        helion_init(self, *args, **kwargs)
+        if self.env.backend.name == NAME:
+            from helion_fx_mlir.runtime.autotune import add_knobs
+
+            add_knobs(self.env.config_spec)
+
+    return init
 
 
 def _kernel_call(helion_call: Callable[..., Any]) -> Callable[..., Any]:
