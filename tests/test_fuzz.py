@@ -95,6 +95,7 @@ def test_drawn_configs_are_valid_powers_of_two() -> None:
         assert len(config["block_sizes"]) == 1 and len(config["reduction_loops"]) == 1
         sizes = config["block_sizes"] + [c for c in config["reduction_loops"] if c is not None]
         assert all(s & (s - 1) == 0 for s in sizes)
+        assert config["mlir_vector_width"] in (512, 256)
 
 
 def test_a_case_reruns_from_its_repro_line() -> None:

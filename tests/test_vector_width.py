@@ -13,9 +13,10 @@ from typing import Any
 import helion
 import pytest
 import torch
+from helion.exc import InvalidConfig
 
 import helion_fx_mlir  # noqa: F401 - registers the backend
-from helion_fx_mlir import generate_mlir
+from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
 from helion_fx_mlir.runtime import jit, kernel_cache
@@ -76,6 +77,21 @@ def test_a_width_other_than_the_default_is_a_module_attribute() -> None:
     text = {w: generate_mlir(bound, config=_at(default, w)) for w in (512, 256)}
     assert "helion.vector_width = 256 : i64" in text[256].splitlines()[0]
     assert "helion.vector_width" not in text[512]
+
+
+def test_a_kernel_of_another_backend_takes_the_knob_through_our_api() -> None:
+    """`compile_kernel` and `generate_mlir` on a kernel bound for Triton: the knob is not in
+    its config space, yet its configs may set it; a width we do not have is refused."""
+    example = EXAMPLES["layer_norm"]
+    args = example.args()
+    bound = example.kernel.bind(args)
+    config = helion.Config(block_sizes=[4], mlir_vector_width=256)
+    assert "helion.vector_width = 256" in generate_mlir(bound, config=config)
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), example.reference(*args)
+    )
+    with pytest.raises(InvalidConfig, match=r"mlir_vector_width=128: expected one of \[512, 256\]"):
+        generate_mlir(bound, config=helion.Config(block_sizes=[4], mlir_vector_width=128))
 
 
 def _zmm_registers(cache: pathlib.Path) -> int:

@@ -10,6 +10,8 @@ import helion
 import torch
 from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
+from helion.autotuner.config_fragment import EnumFragment
+from helion.exc import InvalidConfig
 from helion.language import _tracing_ops, memory_ops, random_ops
 from torch import fx
 
@@ -25,6 +27,7 @@ from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
 from helion_fx_mlir.frontend.tile_scopes import ambiguous_tiles, node_at, reason
+from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,12 @@ TRITON_ONLY_KEYS = frozenset(
 )
 
 
+# Our knobs (`mlir/attributes.py`): the mlir backend adds them to a kernel's config space;
+# a kernel of another backend, lowered through `generate_mlir` or `compile_kernel`, takes
+# them in a config all the same.
+KNOBS = {VECTOR_WIDTH_KEY: EnumFragment(VECTOR_WIDTHS)}
+
+
 def resolve_config(
     bound_kernel: Any, config: helion.Config | dict[str, Any] | None
 ) -> helion.Config:
@@ -244,10 +253,21 @@ def resolve_config(
         own = configs[0] if len(configs) == 1 and not bound_kernel.settings.force_autotune else None
         config = bound_kernel._config or own or bound_kernel.config_spec.default_config()
     values = config.config if isinstance(config, helion.Config) else config
+    spec = bound_kernel.config_spec
+    knobs = {k: v for k, v in values.items() if k in KNOBS and k not in spec.user_defined_tunables}
     kept = helion.Config(
-        **{key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS}
+        **{k: v for k, v in values.items() if k not in TRITON_ONLY_KEYS and k not in knobs}
     )
-    return bound_kernel.config_spec.normalized_config(kept)
+    return helion.Config(**spec.normalized_config(kept).config, **_checked_knobs(knobs))
+
+
+def _checked_knobs(knobs: dict[str, Any]) -> dict[str, Any]:
+    """Knob values outside the config space Helion would check them against: one of each
+    knob's choices, or Helion's InvalidConfig."""
+    for key, value in knobs.items():
+        if value not in KNOBS[key].choices:
+            raise InvalidConfig(f"{key}={value!r}: expected one of {list(KNOBS[key].choices)}")
+    return knobs
 
 
 def _refuse_ambiguous_tiles(host_body: list[ast.stmt], graphs: list[Any]) -> None:

@@ -22,12 +22,10 @@ from typing import Any
 import helion
 from helion.autotuner import cache_classes
 from helion.autotuner.base_cache import LooseAutotuneCacheKey
-from helion.autotuner.config_fragment import EnumFragment
 from helion.autotuner.local_cache import LocalAutotuneCache
 
-from helion_fx_mlir.frontend.lowering_context import TRITON_ONLY_KEYS
+from helion_fx_mlir.frontend.lowering_context import KNOBS, TRITON_ONLY_KEYS
 from helion_fx_mlir.host_cpu import cpu_model
-from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.runtime import disk_cache
 from helion_fx_mlir.runtime.backend import NAME
 
@@ -51,7 +49,8 @@ IGNORED_CONFIG_KEYS = TRITON_ONLY_KEYS | {
 def add_knobs(config_spec: Any) -> None:
     """Our knobs that change speed join the config space as tunables (a kernel's own
     tunable of the same name stays): the vector width (`passes/vector_width.py`)."""
-    config_spec.user_defined_tunables.setdefault(VECTOR_WIDTH_KEY, EnumFragment(VECTOR_WIDTHS))
+    for key, fragment in KNOBS.items():
+        config_spec.user_defined_tunables.setdefault(key, fragment)
 
 
 class CPUAutotuneCache(LocalAutotuneCache):

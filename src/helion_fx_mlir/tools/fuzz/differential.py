@@ -4,8 +4,8 @@ Helion's eager reference mode (`RefMode.EAGER`, what `HELION_INTERPRET=1` select
 kernel body as PyTorch, so it is an oracle no kernel needs to hand-write. Each case is one
 sample kernel with random shapes (each distinct dim size of the example's inputs mapped to
 1, a prime, a size just past a block multiple, or one large size), a random valid config
-(block sizes, reduction loops) drawn from the bound kernel's `config_spec`, and one of the
-example's dtypes.
+(block sizes, reduction loops) drawn from the bound kernel's `config_spec` with one of our
+vector widths, and one of the example's dtypes.
 
 Cases run in child processes, a batch per child (importing torch and Helion costs seconds);
 a crash (a signal, e.g. a `bounds_checks` abort) or a timeout ends only that child, and a
@@ -45,6 +45,7 @@ from helion.exc import InvalidConfig
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.processes import signal_name
 from helion_fx_mlir.runtime.jit import compile_kernel
 from helion_fx_mlir.tools.fuzz import programs
@@ -114,7 +115,7 @@ class FuzzCase:
     dtype: str  # a specs.DTYPES name: f32, bf16, ...
     shape_map: dict[int, int]  # a default input dim size -> its size in this case
     seed: int
-    config: dict[str, list[Any]] | None = None
+    config: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -317,7 +318,12 @@ def _new_permutation_rows(
     return rows.reshape(shape)
 
 
-def draw_config(spec: Any, rng: random.Random) -> dict[str, list[Any]]:
+def draw_config(spec: Any, rng: random.Random) -> dict[str, Any]:
+    """Random block sizes and reduction loops, and any of our vector widths."""
+    return _draw_loops(spec, rng) | {VECTOR_WIDTH_KEY: rng.choice(VECTOR_WIDTHS)}
+
+
+def _draw_loops(spec: Any, rng: random.Random) -> dict[str, list[Any]]:
     """Random block sizes (powers of two within the spec, at most MAX_BLOCK) and reduction
     loops (persistent or a power-of-two chunk), as normalized; the default if none is valid."""
     for _ in range(20):
