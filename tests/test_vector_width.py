@@ -120,8 +120,7 @@ def test_at_256_bits_no_zmm_register_is_used(
     bound = _bound("softmax", args)
     bound.set_config(helion.Config(block_sizes=[4], mlir_vector_width=width))
     torch.testing.assert_close(bound(*args), torch.softmax(args[0], -1))
-    avx512 = "avx512f" in pathlib.Path("/proc/cpuinfo").read_text()
-    assert (_zmm_registers(tmp_path) > 0) == (avx512 and width == 512)
+    assert (_zmm_registers(tmp_path) > 0) == (_avx512() and width == 512)
 
 
 @pytest.mark.skipif(not host_has_bf16_dot(), reason="the CPU has no AVX512_BF16 dot products")
@@ -141,3 +140,34 @@ def test_at_256_bits_a_bf16_matmul_keeps_its_dot_products(monkeypatch: pytest.Mo
     bound.set_config(helion.Config(block_sizes=[16, 16, 32], mlir_vector_width=256))
     torch.testing.assert_close(bound(*args), EXAMPLES["matmul"].reference(*args))
     assert probes == [(True, False)]
+
+
+def _avx512() -> bool:
+    return "avx512f" in pathlib.Path("/proc/cpuinfo").read_text()
+
+
+def test_code_llvm_cannot_generate_at_256_bits_runs_at_512_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel of a narrower width is probed in a forked child first; where LLVM dies
+    there, it is lowered again at the default width (here the probe says so, on any CPU)."""
+    monkeypatch.setattr(jit, "codegen_crashes", lambda module, *_: "vector-width" in str(module))
+    example = EXAMPLES["sum_rows"]
+    args = (torch.randn(29, 75),)  # a signature no other test compiles (engines are cached)
+    bound = example.kernel.bind(args)
+    with pytest.warns(UserWarning, match="sum_rows: LLVM cannot .* runs with 512-bit vectors"):
+        host = compile_kernel(bound, config=helion.Config(block_sizes=[4], mlir_vector_width=256))
+    torch.testing.assert_close(host(*args), example.reference(*args))
+
+
+@pytest.mark.skipif(not _avx512(), reason="LLVM's X86 back end fails only where 512 bits are legal")
+def test_a_kernel_llvm_aborts_on_at_256_bits_leaves_the_process_alive() -> None:
+    """Found by the fuzzer: LLVM cannot select a 64-lane i8 mask constant in 256-bit code
+    (rows of 97 columns in blocks of 128, stored with a mask): an abort in the probe's child."""
+    example = EXAMPLES["overwrite_last_column"]
+    x = torch.randn(66, 97)
+    bound = example.kernel.bind((x,))
+    config = helion.Config(block_sizes=[128], mlir_vector_width=256)
+    with pytest.warns(UserWarning, match="runs with 512-bit vectors"):
+        host = compile_kernel(bound, config=config)
+    torch.testing.assert_close(host(x), example.reference(x))

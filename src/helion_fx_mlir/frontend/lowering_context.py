@@ -253,11 +253,16 @@ def resolve_config(
         own = configs[0] if len(configs) == 1 and not bound_kernel.settings.force_autotune else None
         config = bound_kernel._config or own or bound_kernel.config_spec.default_config()
     values = config.config if isinstance(config, helion.Config) else config
+    return _normalized(
+        bound_kernel, {key: value for key, value in values.items() if key not in TRITON_ONLY_KEYS}
+    )
+
+
+def _normalized(bound_kernel: Any, values: dict[str, Any]) -> helion.Config:
+    """Helion's normalized config, with our knobs its config space may not have."""
     spec = bound_kernel.config_spec
     knobs = {k: v for k, v in values.items() if k in KNOBS and k not in spec.user_defined_tunables}
-    kept = helion.Config(
-        **{k: v for k, v in values.items() if k not in TRITON_ONLY_KEYS and k not in knobs}
-    )
+    kept = helion.Config(**{k: v for k, v in values.items() if k not in knobs})
     return helion.Config(**spec.normalized_config(kept).config, **_checked_knobs(knobs))
 
 
@@ -318,9 +323,7 @@ def _persistent(bound_kernel: Any, config: helion.Config) -> helion.Config:
     loops = config.config.get("reduction_loops")
     if not loops:
         return config
-    return bound_kernel.config_spec.normalized_config(
-        helion.Config(**{**config.config, "reduction_loops": [None] * len(loops)})
-    )
+    return _normalized(bound_kernel, {**config.config, "reduction_loops": [None] * len(loops)})
 
 
 def _block_size_value(info: Any, config: helion.Config) -> int | None:

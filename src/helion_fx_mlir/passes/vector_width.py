@@ -32,14 +32,26 @@ _LLVM_ATTRS = ("prefer-vector-width", "min-legal-vector-width")
 )
 def limit_vector_width(module: ir.Module) -> None:
     """Give every defined llvm.func the module's vector width (no attribute: no change)."""
+    width = vector_width(module)
+    if width is None:
+        return
     with mlir_context():
-        attrs = module.operation.attributes
-        if VECTOR_WIDTH not in attrs:
-            return
-        width = str(ir.IntegerAttr(attrs[VECTOR_WIDTH]).value)
         for func in ops_named(module, "llvm.func"):
             if func.regions[0].blocks:
-                _set_passthrough(func, width)
+                _set_passthrough(func, str(width))
+
+
+def vector_width(module: ir.Module) -> int | None:
+    """The module's vector width in bits; None where it has the default."""
+    with mlir_context():
+        attrs = module.operation.attributes
+        return ir.IntegerAttr(attrs[VECTOR_WIDTH]).value if VECTOR_WIDTH in attrs else None
+
+
+def drop_vector_width(module: ir.Module) -> None:
+    """Back to the default width: for code LLVM cannot generate at the narrower one."""
+    with mlir_context():
+        del module.operation.attributes[VECTOR_WIDTH]
 
 
 def _set_passthrough(func: ir.Operation, width: str) -> None:

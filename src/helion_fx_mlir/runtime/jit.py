@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -241,24 +242,39 @@ def _lowered(
 ) -> tuple[Any, int, pathlib.Path | None]:
     """The kernel in the LLVM dialect, the opt level to generate its code at and, for a
     probed kernel, the object file the probe generated. On a CPU with AVX512_BF16, bf16
-    matmuls become its dot products. With `probe` (bf16 kernels), LLVM first generates the
-    code in a forked child, which keeps it: where the child dies, the kernel is lowered
-    again without the dot products, and compiled at -O0 if LLVM still dies."""
+    matmuls become its dot products. Probed are bf16 kernels and kernels of a vector width
+    other than the default: LLVM first generates the code in a forked child, which keeps
+    it. Where the child dies, the kernel is lowered again without the dot products, then
+    at the default width (with a warning), and compiled at -O0 if LLVM still dies."""
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
     from helion_fx_mlir.passes.pipelines import to_llvm_module
+    from helion_fx_mlir.passes.vector_width import drop_vector_width, vector_width
 
-    choices = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
-    for bf16_dots in choices:
-        module = to_llvm_module(parse_module(text), bounds_checks, bf16_dots)
-        if not probe:
-            return module, OPT_LEVEL, None
-        obj = workdir / "kernel.o"
-        if not codegen_crashes(module, name, OPT_LEVEL, obj):
-            return module, OPT_LEVEL, obj
-        if not has_bf16_dots(module):
-            break
+    narrow = vector_width(parse_module(text)) is not None
+    dots = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
+    for default_width in [False, True] if narrow else [False]:
+        for bf16_dots in dots:
+            kernel = parse_module(text)
+            if default_width:
+                drop_vector_width(kernel)
+            module = to_llvm_module(kernel, bounds_checks, bf16_dots)
+            if not (probe or narrow):
+                return module, OPT_LEVEL, None
+            obj = workdir / "kernel.o"
+            if not codegen_crashes(module, name, OPT_LEVEL, obj):
+                if default_width:
+                    warnings.warn(_WIDE_AGAIN.format(name=name), stacklevel=4)
+                return module, OPT_LEVEL, obj
+            if not has_bf16_dots(module):
+                break
     return module, 0, None
+
+
+_WIDE_AGAIN = (
+    "helion-fx-mlir: {name}: LLVM cannot generate the code of this config's vector width; "
+    "it runs with 512-bit vectors (the default)"
+)
 
 
 def _engine_meta(engine: Engine) -> dict[str, Any]:

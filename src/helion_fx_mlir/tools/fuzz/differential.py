@@ -45,6 +45,7 @@ from helion.exc import InvalidConfig
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.frontend.lowering_context import KNOBS
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.processes import signal_name
 from helion_fx_mlir.runtime.jit import compile_kernel
@@ -354,9 +355,11 @@ def _power_of_two(rng: random.Random, low: int, high: int) -> int:
 
 
 def reference_kernel(kernel: Any, config: helion.Config) -> Any:
-    """The kernel with Helion's eager reference mode; the config feeds `register_tunable`."""
+    """The kernel with Helion's eager reference mode; the config feeds `register_tunable`
+    (our knobs, which change no value and are not in its config space, left out)."""
     settings = dataclasses.replace(kernel.settings, ref_mode=helion.RefMode.EAGER)
-    return helion.Kernel(kernel.fn, configs=[config], settings=settings)
+    kept = helion.Config(**{k: v for k, v in config.config.items() if k not in KNOBS})
+    return helion.Kernel(kernel.fn, configs=[kept], settings=settings)
 
 
 def _wide(t: torch.Tensor) -> torch.Tensor:
