@@ -186,22 +186,84 @@ def as_tensor(cx: RuleContext, name: str, arg: Any, like: torch.Tensor) -> Typed
     )
 
 
-# clamp with tensor bounds has no torch-to-linalg pattern; maximum/minimum (which also
-# propagate NaN from either side, as clamp does) have.
-TENSOR_BOUNDS: dict[Any, Any] = {
-    aten.clamp_min.Tensor: aten.maximum.default,
-    aten.clamp_max.Tensor: aten.minimum.default,
+# Bounds by PyTorch's rules: NaN from either side wins, a lower bound above the upper one
+# gives the upper. torch-mlir lowers maximum and minimum as `select(a > b, a, b)` and clamp as
+# `select(x <u lo, lo, x)`, which take the bound for a NaN x (and has no pattern for tensor
+# bounds): each bound here is `where((x > b) | isnan(x), x, b)` (`<` for upper bounds).
+BOUNDS: dict[Any, tuple[tuple[str, int, str], ...]] = {
+    aten.maximum.default: (("lower", 1, "other"),),
+    aten.minimum.default: (("upper", 1, "other"),),
+    aten.clamp_min.default: (("lower", 1, "min"),),
+    aten.clamp_min.Tensor: (("lower", 1, "min"),),
+    aten.clamp_max.default: (("upper", 1, "max"),),
+    aten.clamp_max.Tensor: (("upper", 1, "max"),),
+    aten.clamp.default: (("lower", 1, "min"), ("upper", 2, "max")),
+    aten.clamp.Tensor: (("lower", 1, "min"), ("upper", 2, "max")),
 }
 
 
-@lowers(*TENSOR_BOUNDS)
-def clamp_tensor_bound(cx: RuleContext) -> Value:
-    """torch.aten.maximum (clamp_min) or torch.aten.minimum (clamp_max) of x and the bound."""
+@lowers(*BOUNDS)
+def bounded(cx: RuleContext) -> Value:
+    """where((x > lo) | isnan(x), x, lo), then `<` hi alike: NaN wins from either side.
+
+    Each bound the op has (None is no bound), in the result's dtype."""
     node = cx.node
-    args, _ = restored_args(node)
-    return cx.torch_call(
-        node.name, TENSOR_BOUNDS[node.target], cx.typed(args[0]), cx.typed(args[1])
-    ).value
+    args, kwargs = restored_args(node)
+    result = cx.meta(node)
+    x = _operand(cx, f"{node.name}_x", aligned_by_tile(cx, args[0]), result)
+    bounds = [
+        (kind, bound)
+        for kind, position, keyword in BOUNDS[node.target]
+        if (bound := args[position] if len(args) > position else kwargs.get(keyword)) is not None
+    ]
+    for i, (kind, bound) in enumerate(bounds):
+        operand = _operand(cx, f"{node.name}_{kind}", aligned_by_tile(cx, bound), result)
+        name = node.name if i == len(bounds) - 1 else f"{node.name}_{kind}_held"
+        x = _held(cx, name, x, operand, kind)
+    return x.value
+
+
+def _operand(cx: RuleContext, name: str, arg: Any, like: torch.Tensor) -> TypedValue:
+    if isinstance(arg, TypedValue):
+        return cx.convert(arg, like.dtype, name)
+    return as_tensor(cx, name, arg, like)
+
+
+def _held(cx: RuleContext, name: str, x: TypedValue, bound: TypedValue, kind: str) -> TypedValue:
+    """x where it is inside the bound or NaN, else the bound (NaN if the bound is)."""
+    inside = cx.torch_call(
+        f"{name}_inside", aten.gt.Tensor if kind == "lower" else aten.lt.Tensor, x, bound
+    )
+    nan = cx.torch_call(f"{name}_nan", aten.ne.Tensor, x, x)
+    keep = cx.torch_call(f"{name}_keep", aten.logical_or.default, inside, nan)
+    return cx.torch_call(name, aten.where.self, keep, x, bound)
+
+
+@lowers(aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim)
+def nan_first_index(cx: RuleContext) -> Any:
+    """On floats, where(any NaN, the first NaN's index, the op's own index).
+
+    PyTorch's NaN is the extreme of every row it is in (max.dim's value is NaN here too),
+    while torch-mlir's compares skip it. Integers: the op through torch-mlir."""
+    node = cx.node
+    args, kwargs = restored_args(node)
+    plain = cx.aten_compute()
+    if not cx.meta(args[0]).dtype.is_floating_point:
+        return plain
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    x = cx.typed(args[0])
+    nan = cx.torch_call(f"{node.name}_nan", aten.ne.Tensor, x, x)
+    flags = cx.convert(nan, torch.int32, f"{node.name}_flags")
+    over = {"dim": dim, "keepdim": keepdim}
+    first = cx.torch_call(f"{node.name}_first_nan", aten.argmax.default, flags, **over)
+    dims = [] if dim is None else [dim]
+    any_nan = cx.torch_call(f"{node.name}_any_nan", aten.amax.default, flags, dims, keepdim)
+    meta = cx.meta(node)
+    indices = TypedValue(plain[1], meta[1]) if isinstance(plain, list) else TypedValue(plain, meta)
+    has_nan = cx.convert(any_nan, torch.bool, f"{node.name}_has_nan")
+    index = cx.torch_call(f"{node.name}_index", aten.where.self, has_nan, first, indices).value
+    return [plain[0], index] if isinstance(plain, list) else index
 
 
 @lowers(aten.hypot.default)

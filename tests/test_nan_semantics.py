@@ -1,0 +1,141 @@
+"""NaN by PyTorch's rules (`rules/aten.py`): clamp and its forms, maximum and minimum let a
+NaN through from either side, and argmax, argmin, max.dim and min.dim point at a row's
+first NaN. torch-mlir's lowerings took the bound or skipped the NaN: wrong numbers without
+a word. Rows with NaN and infinities at every position, on shapes the blocks do not divide,
+under two configs, in f32, f16 and bf16, against eager (NaN where eager has NaN)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helion_fx_mlir import compile_kernel
+
+
+@helion.kernel(static_shapes=True)
+def bounds(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Every form of bound on row blocks, in f32."""
+    outs = [torch.empty(x.shape, dtype=torch.float32) for _ in range(9)]
+    for tile_m in hl.tile(x.size(0)):
+        a, b = x[tile_m, :].float(), y[tile_m, :].float()
+        outs[0][tile_m, :] = torch.clamp(a, -1.5, 2.0)
+        outs[1][tile_m, :] = a.clamp(min=0.25)
+        outs[2][tile_m, :] = a.clamp_max(1.0)
+        outs[3][tile_m, :] = torch.clamp(a, 1.0, -1.0)
+        outs[4][tile_m, :] = torch.clamp(a, b - 1.0, b + 1.0)
+        outs[5][tile_m, :] = torch.maximum(a, b)
+        outs[6][tile_m, :] = torch.minimum(b, a)
+        outs[7][tile_m, :] = F.hardtanh(a, -0.5, 0.5)
+        outs[8][tile_m, :] = F.relu6(a * 4.0)
+    return tuple(outs)
+
+
+def bounds_eager(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    a, b = x.float(), y.float()
+    return (
+        torch.clamp(a, -1.5, 2.0),
+        a.clamp(min=0.25),
+        a.clamp_max(1.0),
+        torch.clamp(a, 1.0, -1.0),
+        torch.clamp(a, b - 1.0, b + 1.0),
+        torch.maximum(a, b),
+        torch.minimum(b, a),
+        F.hardtanh(a, -0.5, 0.5),
+        F.relu6(a * 4.0),
+    )
+
+
+@helion.kernel(static_shapes=True)
+def row_indices(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """argmax, argmin, and max.dim / min.dim (their indices and values) of each row."""
+    m = x.size(0)
+    arg_max, arg_min = torch.empty([m], dtype=torch.int64), torch.empty([m], dtype=torch.int64)
+    max_at, min_at = torch.empty([m], dtype=torch.int64), torch.empty([m], dtype=torch.int64)
+    maxima, minima = torch.empty([m], dtype=x.dtype), torch.empty([m], dtype=x.dtype)
+    for tile_m in hl.tile(m):
+        row = x[tile_m, :]
+        arg_max[tile_m] = row.argmax(-1)
+        arg_min[tile_m] = torch.argmin(row, dim=1)
+        top = row.max(-1)
+        bottom = torch.min(row, dim=-1)
+        max_at[tile_m], maxima[tile_m] = top.indices, top.values
+        min_at[tile_m], minima[tile_m] = bottom.indices, bottom.values
+    return arg_max, arg_min, max_at, min_at, maxima, minima
+
+
+def row_indices_eager(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    top, bottom = x.max(-1), x.min(-1)
+    return x.argmax(-1), x.argmin(-1), top.indices, bottom.indices, top.values, bottom.values
+
+
+def _inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """37 rows of 23: NaN in a different column of most rows (two in some), infinities of
+    both signs, the rest random; y with NaN in other places."""
+    torch.manual_seed(0)
+    x, y = torch.randn(37, 23) * 3, torch.randn(37, 23)
+    for row in range(0, 37, 2):
+        x[row, row % 23] = float("nan")
+    x[5, 20] = x[7, 0] = float("nan")
+    x[::3, 4] = float("inf")
+    x[1::3, 9] = -float("inf")
+    y[::4, 6] = float("nan")
+    return x.to(dtype), y.to(dtype)
+
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+CONFIGS = [helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1])]
+
+
+def _check(
+    kernel: helion.Kernel, eager: Callable[..., tuple[torch.Tensor, ...]], *args: torch.Tensor
+) -> None:
+    bound = kernel.bind(args)
+    expected = eager(*args)
+    for config in CONFIGS:
+        got = compile_kernel(bound, config=config)(*args)
+        for out, want in zip(got, expected, strict=True):
+            torch.testing.assert_close(out, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_bounds_let_nan_through(dtype: torch.dtype) -> None:
+    _check(bounds, bounds_eager, *_inputs(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_index_reductions_point_at_the_first_nan(dtype: torch.dtype) -> None:
+    _check(row_indices, row_indices_eager, _inputs(dtype)[0])
+
+
+def test_integer_clamps_and_maxima_are_unchanged() -> None:
+    def ints(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        for tile_m in hl.tile(x.size(0)):
+            out[tile_m, :] = torch.maximum(torch.clamp(x[tile_m, :], -3, 40), y[tile_m, :])
+        return out
+
+    x = torch.randint(-100, 100, (19, 13), dtype=torch.int32)
+    y = torch.randint(-5, 5, (19, 13), dtype=torch.int32)
+    kernel = helion.kernel(ints, static_shapes=True)
+    got = compile_kernel(kernel.bind((x, y)), config=helion.Config(block_sizes=[4]))(x, y)
+    torch.testing.assert_close(got, torch.maximum(torch.clamp(x, -3, 40), y))
+
+
+def test_argmax_without_a_dim_points_at_the_first_nan() -> None:
+    """No dim: the index into the whole (here 1-D) tensor."""
+
+    def flat(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty([1], dtype=torch.int64)
+        for _ in hl.grid(1):
+            out[0] = torch.argmax(x[:])
+        return out
+
+    x = torch.randn(45)
+    x[31] = x[40] = float("nan")
+    got = compile_kernel(helion.kernel(flat, static_shapes=True).bind((x,)))(x)
+    assert got.item() == torch.argmax(x).item() == 31
