@@ -37,11 +37,11 @@ NAMES = [
     "matmul",
     "attention",
 ]
+# bf16 where its code differs most: the dot products, and the exp computed in f32.
+BF16 = ("matmul", "softmax")
 CASES = [
-    pytest.param(name, dtype, id=f"{name}-{str(dtype)[6:]}")
-    for name in NAMES
-    for dtype in (torch.float32, torch.bfloat16)
-    if dtype in EXAMPLES[name].dtypes
+    *(pytest.param(name, torch.float32, id=name) for name in NAMES),
+    *(pytest.param(name, torch.bfloat16, id=f"{name}-bf16") for name in BF16),
 ]
 
 
