@@ -18,6 +18,7 @@ from helion.exc import InvalidConfig
 import helion_fx_mlir  # noqa: F401 - registers the backend
 from helion_fx_mlir import compile_kernel, generate_mlir
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.host_cpu import cpu_flags
 from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
 from helion_fx_mlir.runtime import jit, kernel_cache
 from helion_fx_mlir.runtime.autotune import mlir_copy
@@ -143,7 +144,7 @@ def test_at_256_bits_a_bf16_matmul_keeps_its_dot_products(monkeypatch: pytest.Mo
 
 
 def _avx512() -> bool:
-    return "avx512f" in pathlib.Path("/proc/cpuinfo").read_text()
+    return "avx512f" in cpu_flags()
 
 
 def test_code_llvm_cannot_generate_at_256_bits_runs_at_512_with_a_warning(

@@ -21,10 +21,11 @@ from torch_mlir import ir
 from torch_mlir.dialects import vector, x86
 
 from helion_fx_mlir.host_cpu import cpu_flags
-from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH
+from helion_fx_mlir.mlir.attributes import VECTOR_WIDTHS
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import first_op, ops_named
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.vector_width import vector_width
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, Schedule, apply_schedules
 
 LANES = 16  # f32 lanes of one dot product (a 512-bit register; 8 at 256 bits)
@@ -80,9 +81,7 @@ def bf16_dot_products(module: ir.Module) -> None:
 def _lanes(module: ir.Module) -> int:
     """The f32 lanes of one dot product: a whole register of the module's vector width
     (`helion-limit-vector-width`; LLVM cannot select the 512-bit dot in 256-bit code)."""
-    attrs = module.operation.attributes
-    width = ir.IntegerAttr(attrs[VECTOR_WIDTH]).value if VECTOR_WIDTH in attrs else 512
-    return LANES * width // 512
+    return LANES * (vector_width(module) or VECTOR_WIDTHS[0]) // VECTOR_WIDTHS[0]
 
 
 def _bf16_operands(op: ir.Operation) -> list[ir.Value] | None:

@@ -189,8 +189,8 @@ def _generic(op: ir.Operation) -> Schedule | None:
         tile = [1] * (len(extents) - 1) + [extents[-1]]
         if len(extents) > 1:
             tile[-2] = _divisor(extents[-2], REDUCTION_ROWS)
-        if len(extents) > 1 and tile[-2] > 1 and extents[-1] > ROW_LANES:
-            chunk = ROW_LANES
+            if tile[-2] > 1 and extents[-1] > ROW_LANES:
+                chunk = ROW_LANES
         split = _schedule(extents, tile)
         peel = extents[-1] % chunk != 0
         return split and dataclasses.replace(split, split_reduction=chunk, peel=peel)

@@ -251,11 +251,13 @@ def _lowered(
     from helion_fx_mlir.passes.pipelines import to_llvm_module
     from helion_fx_mlir.passes.vector_width import drop_vector_width, vector_width
 
-    narrow = vector_width(parse_module(text)) is not None
+    source = parse_module(text)  # the first lowering's; each later one parses its own
+    narrow = vector_width(source) is not None
     dots = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
     for default_width in [False, True] if narrow else [False]:
         for bf16_dots in dots:
-            kernel = parse_module(text)
+            kernel = source if source is not None else parse_module(text)
+            source = None
             if default_width:
                 drop_vector_width(kernel)
             module = to_llvm_module(kernel, bounds_checks, bf16_dots)

@@ -177,7 +177,10 @@ def _is_tensor(arg: Any) -> bool:
 
 
 def as_tensor(cx: RuleContext, name: str, arg: Any, like: torch.Tensor) -> TypedValue:
-    """A tensor operand cast to `like`'s dtype, or a scalar (literal or symbol) as a 0-d one."""
+    """A tensor operand (node or value) cast to `like`'s dtype, or a scalar (literal or
+    symbol) as a 0-d one."""
+    if isinstance(arg, TypedValue):
+        return cx.convert(arg, like.dtype, name)
     if _is_tensor(arg):
         return cx.convert(cx.typed(arg), like.dtype, name)
     meta = fake_empty(like, [], like.dtype)
@@ -210,23 +213,17 @@ def bounded(cx: RuleContext) -> Value:
     node = cx.node
     args, kwargs = restored_args(node)
     result = cx.meta(node)
-    x = _operand(cx, f"{node.name}_x", aligned_by_tile(cx, args[0]), result)
+    x = as_tensor(cx, f"{node.name}_x", aligned_by_tile(cx, args[0]), result)
     bounds = [
         (kind, bound)
         for kind, position, keyword in BOUNDS[node.target]
         if (bound := args[position] if len(args) > position else kwargs.get(keyword)) is not None
     ]
     for i, (kind, bound) in enumerate(bounds):
-        operand = _operand(cx, f"{node.name}_{kind}", aligned_by_tile(cx, bound), result)
+        operand = as_tensor(cx, f"{node.name}_{kind}", aligned_by_tile(cx, bound), result)
         name = node.name if i == len(bounds) - 1 else f"{node.name}_{kind}_held"
         x = _held(cx, name, x, operand, kind)
     return x.value
-
-
-def _operand(cx: RuleContext, name: str, arg: Any, like: torch.Tensor) -> TypedValue:
-    if isinstance(arg, TypedValue):
-        return cx.convert(arg, like.dtype, name)
-    return as_tensor(cx, name, arg, like)
 
 
 def _held(cx: RuleContext, name: str, x: TypedValue, bound: TypedValue, kind: str) -> TypedValue:
@@ -234,9 +231,13 @@ def _held(cx: RuleContext, name: str, x: TypedValue, bound: TypedValue, kind: st
     inside = cx.torch_call(
         f"{name}_inside", aten.gt.Tensor if kind == "lower" else aten.lt.Tensor, x, bound
     )
-    nan = cx.torch_call(f"{name}_nan", aten.ne.Tensor, x, x)
-    keep = cx.torch_call(f"{name}_keep", aten.logical_or.default, inside, nan)
+    keep = cx.torch_call(f"{name}_keep", aten.logical_or.default, inside, _is_nan(cx, name, x))
     return cx.torch_call(name, aten.where.self, keep, x, bound)
+
+
+def _is_nan(cx: RuleContext, name: str, x: TypedValue) -> TypedValue:
+    """x != x: true on NaN lanes only."""
+    return cx.torch_call(f"{name}_nan", aten.ne.Tensor, x, x)
 
 
 @lowers(aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim)
@@ -248,13 +249,12 @@ def nan_first_index(cx: RuleContext) -> Any:
     node = cx.node
     args, kwargs = restored_args(node)
     plain = cx.aten_compute()
-    if not cx.meta(args[0]).dtype.is_floating_point:
+    x = cx.typed(args[0])
+    if not x.meta.dtype.is_floating_point:
         return plain
     dim = args[1] if len(args) > 1 else kwargs.get("dim")
     keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
-    x = cx.typed(args[0])
-    nan = cx.torch_call(f"{node.name}_nan", aten.ne.Tensor, x, x)
-    flags = cx.convert(nan, torch.int32, f"{node.name}_flags")
+    flags = cx.convert(_is_nan(cx, node.name, x), torch.int32, f"{node.name}_flags")
     over = {"dim": dim, "keepdim": keepdim}
     first = cx.torch_call(f"{node.name}_first_nan", aten.argmax.default, flags, **over)
     dims = [] if dim is None else [dim]
