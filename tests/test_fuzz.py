@@ -69,6 +69,15 @@ def test_plans_are_deterministic_and_cover_every_example_each_round() -> None:
     assert sorted(p.example for p in plans) == sorted(names)
 
 
+def test_kernels_indexed_by_constants_keep_their_shapes() -> None:
+    """A one-column input to `head_columns` (which stores `hl.arange(5)`) put the index
+    past the tensor: reference mode's duplicate clamped writes then left the row unstored."""
+    names = tuple(EXAMPLES)
+    plans = [differential.plan_case(i, 2627, names) for i in range(10 * len(names))]
+    fixed = [p for p in plans if EXAMPLES[p.example].fixed_shapes]
+    assert fixed and all(not p.shape_map for p in fixed)
+
+
 def test_shape_maps_keep_small_dims_and_bound_the_inputs() -> None:
     rng = random.Random(0)
     args = (torch.zeros(37, 50, 2), torch.zeros(50), 0.5)

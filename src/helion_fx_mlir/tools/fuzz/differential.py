@@ -202,7 +202,8 @@ def plan_case(index: int, seed: int, names: Sequence[str]) -> FuzzCase:
     dtype = example.dtypes[(first_dtype + round_) % len(example.dtypes)]
     rng = random.Random(f"{seed}:case:{index}")
     args = example.args(dtype)
-    shape_map = plan_shape_map(rng, args) if shapes_can_vary(args) else {}
+    varies = shapes_can_vary(args) and not example.fixed_shapes
+    shape_map = plan_shape_map(rng, args) if varies else {}
     return FuzzCase(index, example.name, DTYPE_NAMES[dtype], shape_map, rng.randrange(1 << 31))
 
 
