@@ -100,10 +100,13 @@ def install(kernel_module: ModuleType) -> None:
 
 
 def _with_our_knobs(helion_init: Callable[..., None]) -> Callable[..., None]:
-    """A kernel of the mlir backend, once bound, has our knobs in its config space."""
+    """A kernel of the mlir backend, once bound, has our knobs in its config space, and
+    the search's CPU seeds (`runtime/seeds.py`), which register at the first bind: when
+    `install` runs, Helion is still importing."""
 
     @functools.wraps(helion_init)
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        _register_seeds()
         helion_init(self, *args, **kwargs)
         if self.env.backend.name == NAME:
             from helion_fx_mlir.runtime.autotune import add_knobs
@@ -111,6 +114,13 @@ def _with_our_knobs(helion_init: Callable[..., None]) -> Callable[..., None]:
             add_knobs(self.env.config_spec)
 
     return init
+
+
+@functools.cache
+def _register_seeds() -> None:
+    from helion_fx_mlir.runtime.seeds import register
+
+    register(NAME)
 
 
 def _kernel_call(helion_call: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,117 @@
+"""The search's CPU seeds (`runtime/seeds.py`): which kernels get them, that Helion's
+search takes every one of them, and that each runs right, in bounds, on shapes its blocks
+do not divide."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+from helion.autotuner.config_generation import ConfigGeneration
+
+import helion_fx_mlir  # noqa: F401 - registers the backend
+from helion_fx_mlir.runtime.jit import compile_kernel
+from helion_fx_mlir.runtime.seeds import LOOP_STEPS, MAX_STRIP, STRIP_ROWS
+
+
+def column_means(x: torch.Tensor) -> torch.Tensor:
+    m, n = x.size()
+    out = torch.empty([n], dtype=x.dtype, device=x.device)
+    for tile_n in hl.tile(n):
+        total = hl.zeros([tile_n], dtype=torch.float32)
+        for tile_m in hl.tile(m):
+            total += x[tile_m, tile_n].sum(0)
+        out[tile_n] = total / m
+    return out
+
+
+def row_totals(x: torch.Tensor) -> torch.Tensor:
+    m, n = x.size()
+    out = torch.empty([m], dtype=x.dtype, device=x.device)
+    for tile_m in hl.tile(m):
+        total = hl.zeros([tile_m], dtype=torch.float32)
+        for tile_n in hl.tile(n):
+            total += x[tile_m, tile_n].sum(1)
+        out[tile_m] = total
+    return out
+
+
+def scores_times_values(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    m = q.size(0)
+    out = torch.empty([m, v.size(1)], dtype=q.dtype, device=q.device)
+    for tile_m in hl.tile(m):
+        acc = hl.zeros([tile_m, v.size(1)], dtype=torch.float32)
+        for tile_n in hl.tile(k.size(0)):
+            scores = torch.sigmoid(q[tile_m, :] @ k[tile_n, :].T)
+            acc = torch.addmm(acc, scores, v[tile_n, :])
+        out[tile_m, :] = acc
+    return out
+
+
+def scaled(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        out[tile] = x[tile] * 3.0
+    return out
+
+
+def _inputs(name: str) -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(0)
+    if name == "scores_times_values":
+        return torch.randn(45, 24), torch.randn(300, 24), torch.randn(300, 16)
+    return (torch.randn(203, 5000),)
+
+
+def _eager(name: str, *args: torch.Tensor) -> torch.Tensor:
+    x = args[0]
+    if name == "column_means":
+        return x.mean(0)
+    if name == "row_totals":
+        return x.sum(1)
+    if name == "scaled":
+        return x * 3.0
+    return torch.sigmoid(x @ args[1].T) @ args[2]
+
+
+KERNELS = {f.__name__: f for f in (column_means, row_totals, scores_times_values, scaled)}
+
+
+def _bound(name: str) -> Any:
+    kernel = helion.kernel(KERNELS[name], backend="mlir", static_shapes=True)
+    return kernel.bind(_inputs(name))
+
+
+def _seeds(bound: Any) -> list[dict[str, Any]]:
+    return [dict(c.config) for c in bound.env.config_spec.compiler_seed_configs]
+
+
+def test_column_sums_get_one_strip_per_thread_a_few_rows_a_step() -> None:
+    width = min(MAX_STRIP, 1 << (5000 // torch.get_num_threads()).bit_length() - 1)
+    assert _seeds(_bound("column_means")) == [{"block_sizes": [width, rows]} for rows in STRIP_ROWS]
+
+
+def test_a_loop_around_dot_products_gets_long_steps_within_its_dim() -> None:
+    """300 keys: steps of 128 and 256 (powers of two within the dim); rows as by default."""
+    bound = _bound("scores_times_values")
+    rows = bound.config_spec.default_config().config["block_sizes"][0]
+    assert _seeds(bound) == [{"block_sizes": [rows, step]} for step in LOOP_STEPS]
+
+
+@pytest.mark.parametrize("name", ["row_totals", "scaled"])
+def test_kernels_that_stream_their_rows_already_get_no_seeds(name: str) -> None:
+    """row_totals loops along the contiguous dim (a strip there would read a column)."""
+    assert _seeds(_bound(name)) == []
+
+
+@pytest.mark.parametrize("name", ["column_means", "scores_times_values"])
+def test_the_search_takes_every_seed_and_each_runs_right_in_bounds(name: str) -> None:
+    bound = _bound(name)
+    seeds = bound.env.config_spec.compiler_seed_configs
+    assert len(ConfigGeneration(bound.config_spec).seed_flat_config_pairs()) == len(seeds) > 0
+    args = _inputs(name)
+    for config in seeds:
+        out = compile_kernel(bound, config=config, bounds_checks=True)(*args)
+        torch.testing.assert_close(out, _eager(name, *args), rtol=1e-4, atol=1e-4)
