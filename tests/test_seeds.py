@@ -39,6 +39,17 @@ def row_totals(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def column_peaks(x: torch.Tensor) -> torch.Tensor:
+    m, n = x.size()
+    out = torch.empty([n], dtype=x.dtype, device=x.device)
+    for j in hl.grid(n):
+        peak = hl.full([], float("-inf"), dtype=torch.float32)
+        for tile_m in hl.tile(m):
+            peak = torch.maximum(peak, x[tile_m, j].amax())
+        out[j] = peak
+    return out
+
+
 def scores_times_values(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     m = q.size(0)
     out = torch.empty([m, v.size(1)], dtype=q.dtype, device=q.device)
@@ -76,7 +87,9 @@ def _eager(name: str, *args: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(x @ args[1].T) @ args[2]
 
 
-KERNELS = {f.__name__: f for f in (column_means, row_totals, scores_times_values, scaled)}
+KERNELS = {
+    f.__name__: f for f in (column_means, row_totals, column_peaks, scores_times_values, scaled)
+}
 
 
 def _bound(name: str) -> Any:
@@ -100,9 +113,10 @@ def test_a_loop_around_dot_products_gets_long_steps_within_its_dim() -> None:
     assert _seeds(bound) == [{"block_sizes": [rows, step]} for step in LOOP_STEPS]
 
 
-@pytest.mark.parametrize("name", ["row_totals", "scaled"])
+@pytest.mark.parametrize("name", ["row_totals", "column_peaks", "scaled"])
 def test_kernels_that_stream_their_rows_already_get_no_seeds(name: str) -> None:
-    """row_totals loops along the contiguous dim (a strip there would read a column)."""
+    """row_totals loops along the contiguous dim (a strip there would read a column);
+    column_peaks' grid is `hl.grid`, one column per program (no block size to set)."""
     assert _seeds(_bound(name)) == []
 
 

@@ -4,8 +4,8 @@ Helion's defaults are sized for a GPU (tiles of 16 and 32), and a quick search s
 space rather than sweeping it, so two kinds of kernel often came back from it far from
 their best. Each is recognised from the Device IR and seeded as Helion's own backends seed
 theirs (compiler heuristics, `HEURISTICS_BY_BACKEND`): the search plants the seeds in its
-first population and keeps them among its finalists, so a tuned config is never slower
-than a seed. The default config stays Helion's. Measured on the bench (AMD Zen 4, 2 threads):
+first population and keeps them among its finalists, which its final timing decides
+between. The default config stays Helion's. Measured on the bench (AMD Zen 4, 2 threads):
 
 - A loop around dot products (attention's loop over keys, a batched matmul's K) in steps
   of 128 or 256 instead of 16: attention 15.2 -> 12.1 ms, bmm 11.4 -> 10.4.
@@ -35,10 +35,12 @@ MAX_STRIP = 2048  # columns of one strip: 8 KB rows of f32
 
 @dataclass(frozen=True)
 class Blocks:
-    """How a kernel's block ids tile it: the grid's, the device loops' (of `hl.tile` in
-    the kernel: a rolled reduction's loop has no block size of its own), and which of
-    those loops' loads index a tensor's last (contiguous) dim or another dim with each."""
+    """How a kernel's block ids tile it: those with a block size in the config, the grid's,
+    the device loops' (sized ones: an `hl.grid` index or a rolled reduction's loop has
+    none), and which of those loops' loads index a tensor's last (contiguous) dim or
+    another dim with each."""
 
+    sized: frozenset[int]
     grid: frozenset[int]
     loop: frozenset[int]
     innermost: frozenset[int]
@@ -52,7 +54,7 @@ class Blocks:
             for g in device_ir.graphs
             if isinstance(g, ForLoopGraphInfo) and not isinstance(g, ReductionLoopGraphInfo)
         ]
-        sized = set(env.config_spec.block_sizes.valid_block_ids())
+        sized = frozenset(env.config_spec.block_sizes.valid_block_ids())
         loop = frozenset(bid for g in loops for bid in g.block_ids if bid in sized) - grid
         innermost: set[int | None] = set()
         outer: set[int | None] = set()
@@ -60,7 +62,7 @@ class Blocks:
             ids = [_block_id(env, i) for i in index]
             innermost.update(ids[-1:])
             outer.update(ids[:-1])
-        return Blocks(grid, loop, _ids(innermost), _ids(outer))
+        return Blocks(sized, grid, loop, _ids(innermost), _ids(outer))
 
 
 def _ids(found: set[int | None]) -> frozenset[int]:
@@ -153,7 +155,7 @@ class ColumnStrips(CPUSeeds):
             not spec.matmul_facts
             and len(spec.reduction_loops) == 0
             and len(blocks.grid) == 1
-            and blocks.grid <= blocks.innermost
+            and blocks.grid <= blocks.innermost & blocks.sized
             and bool(blocks.loop)
             and blocks.loop <= blocks.outer - blocks.innermost
         )
