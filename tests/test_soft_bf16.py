@@ -14,8 +14,11 @@ from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
 from helion_fx_mlir import generate_mlir, lower_to_llvm
+from helion_fx_mlir.errors import CodegenError
+from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.soft_bf16 import NAME, define_bf16_truncation
+from helion_fx_mlir.runtime import jit
 from helion_fx_mlir.runtime.jit import compile_kernel
 
 # A caller with a plain C signature (f32 -> i16) around the bf16-returning definition.
@@ -103,3 +106,36 @@ def test_no_bf16_masked_load_reaches_llvm() -> None:
     loads = [line for line in text.splitlines() if "llvm.intr.masked.load" in line]
     assert loads and not any("bf16>" in line.split("->")[-1] for line in loads)
     assert f"llvm.func weak @{NAME}" in text
+
+
+@pytest.mark.parametrize("bounds_checks", [False, True], ids=["fast", "checked"])
+@pytest.mark.parametrize(("rows", "cols", "block"), [(34, 97, 64), (13, 33, 32)])
+def test_bf16_tiles_of_odd_width_rows_compile_and_run(
+    rows: int, cols: int, block: int, bounds_checks: bool
+) -> None:
+    """Found by the fuzzer: a 64-row bf16 tile over 34 rows of 97 is copied row by row as
+    97-lane bf16 loads and stores, on which LLVM aborted ("Do not know how to soft promote
+    this operator's operand") at every optimization level; they move as i16 now."""
+    example = EXAMPLES["reduce_tuple_argmax"]
+    x = torch.randn(rows, cols, dtype=torch.bfloat16)
+    config = helion.Config(block_sizes=[block])
+    got = compile_kernel(example.kernel.bind((x,)), config=config, bounds_checks=bounds_checks)(x)
+    torch.testing.assert_close(got, example.reference(x))
+
+
+def test_code_llvm_cannot_generate_at_any_level_is_an_error_not_an_abort(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the forked probe dies optimized and at -O0 too, generating the code in this
+    process would abort it: the call raises instead (the probe says so here, on any CPU)."""
+    levels: list[int] = []
+
+    def crashes(module: object, name: str, opt_level: int, obj: object = None) -> bool:
+        levels.append(opt_level)
+        return True
+
+    monkeypatch.setattr(jit, "codegen_crashes", crashes)
+    x, scale = torch.randn(11, 29, dtype=torch.bfloat16), torch.rand(29, dtype=torch.bfloat16)
+    with pytest.raises(CodegenError, match=r"kernel 'scaled_softmax' .* this one is unharmed"):
+        compile_kernel(scaled_softmax.bind((x, scale)))(x, scale)
+    assert levels[-1] == 0 and levels[-2] > 0

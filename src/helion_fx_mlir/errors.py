@@ -38,6 +38,18 @@ class InternalError(HelionMLIRError):
         )
 
 
+class CodegenError(HelionMLIRError):
+    """LLVM aborts generating a kernel's machine code (found in a forked child, so the
+    process is unharmed): a bug in helion-fx-mlir's output or in LLVM, to report."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"LLVM cannot generate the machine code of kernel '{name}' with this config: it "
+            "aborts at every optimization level (in a child process; this one is unharmed). "
+            "Another config may compile; please report it to helion-fx-mlir"
+        )
+
+
 class UsageError(HelionMLIRError):
     """A bad command line: the tools exit with code 2 and one message."""
 

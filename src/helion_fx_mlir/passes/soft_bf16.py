@@ -7,7 +7,9 @@ instead of 7, and each lane calls `__truncsfbf2` to narrow back, a compiler-rt/l
 routine that neither torch's process nor the JIT may export (libgcc has it since GCC 13),
 so the kernel failed to link. Two steps, both on the LLVM dialect:
 - `bf16_moves_as_i16`: masked loads and selects of bf16 move the same bits as i16, which
-  every CPU blends natively;
+  every CPU blends natively, and so do loads and stores of bf16 vectors (LLVM aborted
+  legalizing a 97-lane bf16 store: "Do not know how to soft promote this operator's
+  operand");
 - `define_bf16_truncation`: a module still holding bf16 values defines `__truncsfbf2`
   itself, weak, so that a runtime's own copy wins where there is one.
 """
@@ -49,31 +51,52 @@ module {{
 """
 
 
-@register("helion-bf16-moves-as-i16", "bf16 masked loads and selects moved as i16")
+@register("helion-bf16-moves-as-i16", "bf16 masked loads, selects, vector loads, stores as i16")
 def bf16_moves_as_i16(module: ir.Module) -> None:
-    """Masked loads and selects of bf16 values as the same ops on i16 between bitcasts."""
-    for op in ops_where(module, lambda op: op.name in _MOVES and "bf16" in str(op.results[0].type)):
+    """Masked loads, selects, and loads and stores of bf16 vectors as the same ops on i16
+    between bitcasts."""
+    for op in ops_where(module, _moves_bf16):
         with ir.InsertionPoint(op), op.location:
             _as_i16(op)
 
 
 # op name -> the operands that carry bf16 values (the others: pointer, mask, condition)
-_MOVES = {"llvm.intr.masked.load": (2,), "llvm.select": (1, 2)}
+_MOVES = {
+    "llvm.intr.masked.load": (2,),
+    "llvm.select": (1, 2),
+    "llvm.load": (),
+    "llvm.store": (0,),
+}
+
+
+def _moves_bf16(op: ir.Operation) -> bool:
+    if op.name not in _MOVES:
+        return False
+    moved = [*(op.operands[i] for i in _MOVES[op.name]), *op.results]
+    if op.name in ("llvm.load", "llvm.store"):
+        return any(_bf16_vector(v.type) for v in moved)
+    return "bf16" in str(op.results[0].type)
+
+
+def _bf16_vector(ty: ir.Type) -> bool:
+    return isinstance(ty, ir.VectorType) and str(ir.VectorType(ty).element_type) == "bf16"
 
 
 def _as_i16(op: ir.Operation) -> None:
     def bitcast(value: ir.Value, ty: ir.Type) -> ir.Value:
         return ir.Operation.create("llvm.bitcast", results=[ty], operands=[value]).result
 
-    bits = _i16_like(op.results[0].type)
+    carried = [op.operands[i] for i in _MOVES[op.name]]
+    bits = _i16_like((op.results[0] if len(op.results) else carried[0]).type)
     operands = [bitcast(v, bits) if i in _MOVES[op.name] else v for i, v in enumerate(op.operands)]
     moved = ir.Operation.create(
         op.name,
-        results=[bits],
+        results=[bits] * len(op.results),
         operands=operands,
         attributes={name: op.attributes[name] for name in op.attributes},
     )
-    op.results[0].replace_all_uses_with(bitcast(moved.result, op.results[0].type))
+    for old, new in zip(op.results, moved.results):
+        old.replace_all_uses_with(bitcast(new, old.type))
     op.erase()
 
 

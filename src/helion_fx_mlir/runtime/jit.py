@@ -18,7 +18,7 @@ import torch
 from torch._inductor import inductor_prims
 
 from helion_fx_mlir import processes
-from helion_fx_mlir.errors import HelionMLIRError
+from helion_fx_mlir.errors import CodegenError, HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
@@ -245,7 +245,8 @@ def _lowered(
     matmuls become its dot products. Probed are bf16 kernels and kernels of a vector width
     other than the default: LLVM first generates the code in a forked child, which keeps
     it. Where the child dies, the kernel is lowered again without the dot products, then
-    at the default width (with a warning), and compiled at -O0 if LLVM still dies."""
+    at the default width (with a warning), then probed at -O0; where LLVM dies there too,
+    a CodegenError says so (LLVM would abort this process)."""
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
     from helion_fx_mlir.passes.pipelines import to_llvm_module
@@ -270,7 +271,9 @@ def _lowered(
                 return module, OPT_LEVEL, obj
             if not has_bf16_dots(module):
                 break
-    return module, 0, None
+    if codegen_crashes(module, name, 0, obj):
+        raise CodegenError(name)
+    return module, 0, obj
 
 
 _WIDE_AGAIN = (
@@ -317,8 +320,8 @@ def codegen_crashes(
     """Whether LLVM dies generating code for the module, found in a forked child, which
     writes the code it generated to `obj` (so the parent need not generate it again).
     LLVM's X86 backend aborts on some bf16 code at -O1 and up ("Cannot select" a bf16
-    store); in the user's process that would end it, so bf16 kernels are probed first and
-    those LLVM cannot compile optimized are compiled at -O0."""
+    store); in the user's process that would end it, so bf16 kernels are probed first, at
+    -O0 where LLVM cannot compile them optimized."""
 
     from torch_mlir.execution_engine import ExecutionEngine
 
