@@ -25,11 +25,15 @@ def test_matches_eager(name: str, dtype: torch.dtype) -> None:
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_fast_pipeline_matches_eager(name: str) -> None:
     """What users run: the fast pipeline (vectorized, multi-threaded grid) with the
-    kernel's default config, on its first dtype."""
+    kernel's default config, on its first dtype; its inputs left as eager leaves them."""
     example = EXAMPLES[name]
     args = example.args()
+    eager_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     got = compile_kernel(example.kernel.bind(args))(*args)
-    torch.testing.assert_close(got, example.reference(*args))
+    torch.testing.assert_close(got, example.reference(*eager_args))
+    for ours, eager in zip(args, eager_args):
+        if isinstance(ours, torch.Tensor):
+            torch.testing.assert_close(ours, eager, equal_nan=True)
 
 
 CONFIG_CASES = [
@@ -61,15 +65,6 @@ def test_engines_are_cached_per_signature() -> None:
     host = compiled.host_for(example.args())
     compiled(*example.args())
     assert compiled.host_for(example.args()) is host
-
-
-def test_inputs_are_not_modified() -> None:
-    example = EXAMPLES["layer_norm"]
-    args = example.args()
-    before = [a.clone() for a in args]
-    compile_kernel(example.kernel.bind(args))(*args)
-    for a, b in zip(args, before):
-        torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_non_contiguous_inputs() -> None:

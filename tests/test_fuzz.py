@@ -35,7 +35,9 @@ def test_bounded_run_has_no_crash_mismatch_error_or_timeout() -> None:
 # Cases a `make fuzz` run found (seed 0): bf16 masked stores and huge pad vectors aborted
 # LLVM ("Do not know how to soft promote", "Cannot select"); vector<64x8192xf32> transfers
 # took minutes to compile. CI's bounded run (seed 0): a one-lane row tile over cols' size-1
-# dim read row `tile.begin` of it (past the end: zeros) instead of row 0.
+# dim read row `tile.begin` of it (past the end: zeros) instead of row 0. Seed 2631: a
+# one-program phase 2 wrote `sum + bias` into the user's `bias`; seed 2629: a bf16 tile of
+# 97-lane rows aborted LLVM at every opt level.
 FOUND = [
     '{"example":"scan_reverse_cumsum","dtype":"bf16","shape_map":{"37":29,"100":65},"seed":100496873,"config":{"block_sizes":[32]}}',
     '{"example":"cat_columns","dtype":"bf16","shape_map":{"30":386,"37":35,"50":2049},"seed":1379459410,'
@@ -45,6 +47,10 @@ FOUND = [
     '"config":{"block_sizes":[64,256,32]}}',
     '{"example":"scale_by_unit_dims","dtype":"f32","shape_map":{"21":51,"37":386},"seed":2066757341,'
     '"config":{"block_sizes":[1,2]}}',
+    '{"example":"split_k_barrier_bias","dtype":"f32","shape_map":{"37":1,"45":23,"300":99},"seed":216165800,'
+    '"config":{"block_sizes":[32,64,256,1,32],"reduction_loops":[null],"mlir_vector_width":512}}',
+    '{"example":"reduce_tuple_argmax","dtype":"bf16","shape_map":{"37":34,"100":97},"seed":610163653,'
+    '"config":{"block_sizes":[64],"mlir_vector_width":512}}',
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from torch_mlir import ir
 
@@ -10,6 +11,94 @@ from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
+
+# Module attribute: {func name: the arguments its results are written into, as emitted}.
+OUTPUT_ARGS = "helion.output_args"
+
+
+@register("helion-record-outputs", "the arguments each func's results are written into, recorded")
+def record_outputs(module: ir.Module) -> None:
+    """Before any rewrite: which arguments each kernel func's results are written into
+    (the outputs its grid loops carry), recorded in OUTPUT_ARGS for `read_only_inputs`.
+    A func whose results cannot all be traced to their arguments is not recorded."""
+    found = {}
+    with mlir_context():
+        for func in ops_named(module, "func.func"):
+            written = _written_arguments(func) if func.regions[0].blocks else None
+            if written is not None:
+                name = ir.StringAttr(func.attributes["sym_name"]).value
+                found[name] = ir.DenseI64ArrayAttr.get(sorted(written))
+        module.operation.attributes[OUTPUT_ARGS] = ir.DictAttr.get(found)
+
+
+@register("helion-read-only-inputs", "tensor arguments that are not outputs: not writable in place")
+def read_only_inputs(module: ir.Module) -> None:
+    """The tensor arguments of a func that `record_outputs` did not record as outputs (its
+    inputs) get `bufferization.writable = false`.
+
+    One-shot bufferization takes every function argument as writable. Found by the fuzzer:
+    with one program in its grid, `out = sum(partial, 0) + bias` had become the sum written
+    into a value of `bias` (`fold_accumulations` made `bias` the sum's init), returned as
+    `out`, and bufferized in place: the right `out`, and the user's `bias` overwritten."""
+    if OUTPUT_ARGS not in module.operation.attributes:
+        return
+    recorded = ir.DictAttr(module.operation.attributes[OUTPUT_ARGS])
+    with mlir_context():
+        for func in ops_named(module, "func.func"):
+            name = ir.StringAttr(func.attributes["sym_name"]).value
+            if name in recorded:
+                _mark_read_only(func, set(ir.DenseI64ArrayAttr(recorded[name])))
+
+
+def _written_arguments(func: ir.Operation) -> set[int] | None:
+    """The arguments the func's results are written into, through the ops that write a
+    result into an operand's tensor (a loop's init, a destination); None for any other."""
+    entry = func.regions[0].blocks[0]
+    written: set[int] = set()
+    for ret in ops_named(func, "func.return"):
+        for value in ret.operands:
+            origin = _destination_origin(value, entry)
+            if origin is None:
+                return None
+            if origin >= 0:
+                written.add(origin)
+    return written
+
+
+# op name -> the operand a result is written into, from the result's number and the op
+_TIED: dict[str, Callable[[ir.Operation, int], ir.Value]] = {
+    "scf.forall": lambda op, r: op.operands[len(op.operands) - len(op.results) + r],
+    "scf.for": lambda op, r: op.operands[3 + r],
+    "tensor.insert_slice": lambda op, r: op.operands[1],
+    "tensor.cast": lambda op, r: op.operands[0],
+}
+
+
+def _destination_origin(value: ir.Value, entry: ir.Block) -> int | None:
+    """The argument of `entry` this value is written into, -1 for a value of its own (a
+    fresh tensor: a result the runtime allocates), None where it cannot be told."""
+    while True:
+        if isinstance(value, ir.BlockArgument):
+            return value.arg_number if value.owner == entry else None
+        op = value.owner
+        if op.name in _TIED:
+            value = _TIED[op.name](op, ir.OpResult(value).result_number)
+        elif op.name == "tensor.empty":
+            return -1
+        else:
+            return None
+
+
+def _mark_read_only(func: ir.Operation, outputs: set[int]) -> None:
+    arguments = func.regions[0].blocks[0].arguments
+    old = func.attributes.get("arg_attrs")
+    marked = []
+    for i, argument in enumerate(arguments):
+        attrs = {a.name: a.attr for a in ir.DictAttr(old[i])} if old is not None else {}
+        if isinstance(argument.type, ir.RankedTensorType) and i not in outputs:
+            attrs["bufferization.writable"] = ir.BoolAttr.get(False)
+        marked.append(ir.DictAttr.get(attrs))
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(marked)
 
 
 @register("helion-untie-shared-inits", "each use of a shared init tensor gets its own copy")

@@ -39,6 +39,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
 from helion_fx_mlir.passes.registry import PASSES, Pass, PipelinePass
 
 LINALG = (
+    "helion-record-outputs",
     "helion-resolve-symbols",
     "helion-fold-constants",
     "helion-promote-single-program-grids",
@@ -69,6 +70,7 @@ VECTORIZE = (
 VECTORIZE_BF16_DOT = (*VECTORIZE[:-2], "helion-bf16-dot-products", *VECTORIZE[-2:])
 # Bufferization: equal inits merged, split per use, then buffers; results the runtime passes.
 _BUFFERIZE = (
+    "helion-read-only-inputs",
     "helion-prepare-buffers",
     "helion-untie-shared-inits",
     "helion-bufferize",
