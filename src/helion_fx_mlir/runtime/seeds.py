@@ -114,17 +114,17 @@ class CPUSeeds(AutotunerHeuristic):
 
     @classmethod
     def is_eligible(cls, env: Any, device_ir: Any) -> bool:
-        return cls.applies(env, Blocks.of(env, device_ir))
+        """Always: `get_seed_configs` reads the kernel's tiling once and returns no seed
+        where the family does not apply (Helion records only heuristics with seeds)."""
+        return True
 
     @classmethod
     def get_seed_configs(cls, env: Any, device_ir: Any) -> list[helion.Config]:
         blocks = Blocks.of(env, device_ir)
+        if not cls.applies(env, blocks):
+            return []
         found = (_with_blocks(env, targets) for targets in cls.seeds(env, blocks))
         return list(dict.fromkeys(config for config in found if config is not None))
-
-    @classmethod
-    def get_seed_config(cls, env: Any, device_ir: Any) -> helion.Config | None:
-        return next(iter(cls.get_seed_configs(env, device_ir)), None)
 
 
 class ContractionLoopSteps(CPUSeeds):
