@@ -207,10 +207,20 @@ def test_bf16_contractions_are_held_to_the_bf16_peak() -> None:
 
 
 def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype() -> None:
-    """bf16 cases against vdpbf16ps (2 products per f32 lane) where the CPU has it."""
+    """bf16 cases against vdpbf16ps (2 products per f32 lane) where the CPU has it. Each
+    ratio is of two peaks measured back to back, which see the same neighbours (the other
+    test worker shares the machine: with each peak the best of five, measured one after
+    the other, bf16 once came out below 1.3x f32)."""
+    ratios = [
+        roofline.peak_gflops(torch.bfloat16, repeats=1)
+        / roofline.peak_gflops(torch.float32, repeats=1)
+        for _ in range(5)
+    ]
+    if "avx512_bf16" in roofline.cpu_flags():
+        assert max(ratios) > 1.3
+    else:
+        assert min(ratios) < 1.3
     f32 = roofline.peak_gflops(torch.float32, repeats=5)
-    bf16 = roofline.peak_gflops(torch.bfloat16, repeats=5)
-    assert bf16 > 1.3 * f32 if "avx512_bf16" in roofline.cpu_flags() else bf16 < 1.3 * f32
     case = bench.CASES["matmul"]
     args = case.args("small")
     least_ms = bench._limit_probe(case, args, None)()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import inspect
 import os
 import pathlib
 import subprocess
@@ -23,33 +24,8 @@ from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
 from helion_fx_mlir.runtime import kernel_cache
+from helion_fx_mlir.runtime.launch_args import ArgBlock
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
-
-
-@functools.cache
-def _descriptor_class(rank: int) -> type[ctypes.Structure]:
-    """One class per rank: a new ctypes class per call costs tens of microseconds per launch."""
-    fields = [
-        ("allocated", ctypes.c_void_p),
-        ("aligned", ctypes.c_void_p),
-        ("offset", ctypes.c_longlong),
-    ]
-    if rank:
-        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
-def memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
-    """A memref descriptor viewing a contiguous tensor's storage (no copy)."""
-    desc = _descriptor_class(tensor.dim())()
-    desc.allocated = desc.aligned = tensor.data_ptr()
-    desc.offset = 0
-    for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
-        desc.shape[i], desc.strides[i] = size, stride
-    return desc
-
-
-_SCALAR_CTYPES = {torch.float64: ctypes.c_double, torch.int64: ctypes.c_int64}
 
 
 def _host_value(arg: KernelArgInfo, scope: dict[str, Any]) -> Any:
@@ -85,6 +61,14 @@ class Engine:
             (arg.shape[0] for arg in self.args if arg.name == RNG_SEEDS and arg.is_tensor), 0
         )
 
+    @functools.cached_property
+    def arg_block(self) -> ArgBlock:
+        """The launch's packed arguments: the func's, then a buffer per output not written
+        into an input."""
+        kinds = [len(a.shape) if a.is_tensor else a.dtype for a in self.args]
+        kinds += [len(o.shape) for o, at in zip(self.outputs, self.in_place) if at < 0]
+        return ArgBlock.of(kinds)
+
     def launch(self, scope: dict[str, Any]) -> None:
         """Run from the host code's variables; a kernel with random ops first draws its
         seeds from torch's generator, as Helion's host code and reference mode do."""
@@ -106,14 +90,10 @@ class Engine:
             else torch.empty(tuple(h.shape), dtype=o.dtype)
             for at, h, o in zip(self.in_place, hosts, self.outputs)
         ]
-        ptrs = [self._pointer(arg, v) for arg, v in zip(self.args, inputs)]
-        ptrs += [
-            ctypes.pointer(ctypes.pointer(memref_descriptor(t)))
-            for at, t in zip(self.in_place, outs)
-            if at < 0
-        ]
+        buffers = [t for at, t in zip(self.in_place, outs) if at < 0]
+        packed = self.arg_block.pack([*inputs, *buffers])
         use_torch_threads()
-        self.entry((ctypes.c_void_p * len(ptrs))(*(ctypes.cast(p, ctypes.c_void_p) for p in ptrs)))
+        self.entry(ctypes.addressof(packed))
         # A result that is another argument's buffer (an output equal to an input the
         # kernel left as it was) is read out before any copy below overwrites that input.
         outs = [
@@ -141,15 +121,9 @@ class Engine:
     def _input(arg: KernelArgInfo, value: Any) -> Any:
         if not arg.is_tensor:
             return value
-        if not isinstance(value, torch.Tensor) or value.device.type != "cpu":
+        if not isinstance(value, torch.Tensor) or not value.is_cpu:
             raise HelionMLIRError(f"argument '{arg.name}' must be a CPU tensor")
         return value.contiguous()
-
-    @staticmethod
-    def _pointer(arg: KernelArgInfo, value: Any) -> Any:
-        if arg.is_tensor:
-            return ctypes.pointer(ctypes.pointer(memref_descriptor(value)))
-        return ctypes.pointer(_SCALAR_CTYPES[arg.dtype](value))
 
 
 # LLVM has no fp8 types: f8E4M3FN conversions are expanded to integer ops
@@ -367,8 +341,24 @@ class CompiledKernel:
     _by_signature: dict[tuple[Any, ...], Callable[..., Any]] = field(default_factory=dict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(self.kernel.normalize_args(*args, **kwargs))
+        required, defaults = self._positional or (0, None)
+        if kwargs or defaults is None or not required <= len(args) <= len(defaults):
+            args = tuple(self.kernel.normalize_args(*args, **kwargs))
+        elif len(args) < len(defaults):
+            args = (*args, *defaults[len(args) :])
         return self.host_for(args)(*args)
+
+    @functools.cached_property
+    def _positional(self) -> tuple[int, tuple[Any, ...]] | None:
+        """How many parameters have no default, and each one's default: arguments given by
+        position need no binding to the signature (Helion's `normalize_args`, several
+        microseconds a call). None where the kernel takes *args or keyword-only ones."""
+        params = list(self.kernel.signature.parameters.values())
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if not all(p.kind in positional for p in params):
+            return None
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        return required, tuple(p.default for p in params)
 
     def host_for(self, args: tuple[Any, ...]) -> Callable[..., Any]:
         """The host function for these arguments; a signature seen before skips Helion's

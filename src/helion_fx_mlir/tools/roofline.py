@@ -45,7 +45,7 @@ from torch_mlir.execution_engine import ExecutionEngine
 from helion_fx_mlir.host_cpu import cpu_flags, cpu_model
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.pipelines import apply, run_pipeline
-from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes, memref_descriptor
+from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
 
 MB = 1 << 20
@@ -265,10 +265,33 @@ def compile_module(text: str, name: str, probe: bool = False) -> ExecutionEngine
         return ExecutionEngine(module, opt_level=OPT_LEVEL)
 
 
+@functools.cache
+def _descriptor_class(rank: int) -> type[ctypes.Structure]:
+    """One class per rank: a new ctypes class per call costs tens of microseconds."""
+    fields = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_longlong),
+    ]
+    if rank:
+        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
+    """A memref descriptor viewing a contiguous tensor's storage (no copy)."""
+    desc = _descriptor_class(tensor.dim())()
+    desc.allocated = desc.aligned = tensor.data_ptr()
+    desc.offset = 0
+    for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
+        desc.shape[i], desc.strides[i] = size, stride
+    return desc
+
+
 def _pointer(value: Any) -> Any:
     """An ExecutionEngine.invoke argument: a tensor as a memref descriptor, an int as index."""
     if isinstance(value, torch.Tensor):
-        return ctypes.pointer(ctypes.pointer(memref_descriptor(value)))
+        return ctypes.pointer(ctypes.pointer(_memref_descriptor(value)))
     return ctypes.pointer(
         ctypes.c_float(value) if isinstance(value, float) else ctypes.c_int64(value)
     )
