@@ -51,6 +51,12 @@ FOUND = [
     '"config":{"block_sizes":[32,64,256,1,32],"reduction_loops":[null],"mlir_vector_width":512}}',
     '{"example":"reduce_tuple_argmax","dtype":"bf16","shape_map":{"37":34,"100":97},"seed":610163653,'
     '"config":{"block_sizes":[64],"mlir_vector_width":512}}',
+    # Found as 47x203 run by code another case had compiled at rows of at most 128 (through
+    # the disk cache); now each case compiles at the example's shape, runs at its own.
+    '{"example":"row_moments","dtype":"f32","shape_map":{"203":300,"37":21},"seed":1911719352,'
+    '"config":{"block_sizes":[4],"reduction_loops":[null],"mlir_vector_width":512}}',
+    '{"example":"dynamic_row_rms","dtype":"f32","shape_map":{"100":203,"37":47},"seed":7,'
+    '"config":{"block_sizes":[4],"reduction_loops":[null]}}',
 ]
 
 
@@ -157,3 +163,16 @@ def test_a_crash_or_hang_ends_only_its_child(monkeypatch, jobs: int) -> None:
     assert [o.status for o in outcomes] == ["ok", "crash", "timeout", "ok"]
     assert outcomes[1].detail.startswith("signal 6 (SIGABRT)")
     assert "CRASH add dtype=f32" in differential.report(outcomes, bounds_checks=False)
+
+
+def test_a_kernel_of_dynamic_shapes_is_compiled_at_the_examples_shape() -> None:
+    """So each case runs code compiled at another shape, as one bound kernel serves every
+    size; a kernel of static shapes is compiled at the case's own (37 rows -> 21)."""
+    for name, static in [("dynamic_row_rms", False), ("rms_norm", True)]:
+        example = differential.example_named(name)
+        assert example.kernel.settings.static_shapes == static
+        case = differential.FuzzCase(0, name, "f32", {37: 21}, 5)
+        args = differential.make_inputs(case)
+        assert args[0].shape[0] == 21
+        compiled_at = differential._bind_args(case, args)[0].shape[0]
+        assert compiled_at == (21 if static else 37)

@@ -233,6 +233,47 @@ def row_moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return mean, var
 
 
+@helion.kernel(static_shapes=False)
+def dynamic_row_rms(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled by their RMS, shapes dynamic: the row reduced whole is as long as each
+    call's, whatever length the kernel was bound at."""
+    out = torch.empty_like(x)
+    for tile_m in hl.tile(x.size(0)):
+        row = x[tile_m, :]
+        out[tile_m, :] = row * torch.rsqrt(torch.mean(row * row, dim=-1, keepdim=True) + 1e-6)
+    return out
+
+
+@helion.kernel(static_shapes=False)
+def dynamic_column_peaks(x: torch.Tensor) -> torch.Tensor:
+    """Each column's max, shapes dynamic: the column reduced whole is each call's height."""
+    out = torch.empty([x.size(1)], dtype=x.dtype, device=x.device)
+    for tile_n in hl.tile(x.size(1)):
+        out[tile_n] = torch.amax(x[:, tile_n], dim=0)
+    return out
+
+
+@helion.kernel(static_shapes=False)
+def dynamic_centered_softmax(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """Softmax of biased, mean-centered rows, shapes dynamic: three whole-row reductions."""
+    out = torch.empty_like(x)
+    for tile_m in hl.tile(x.size(0)):
+        shifted = x[tile_m, :] + bias[None, :]
+        shifted = shifted - torch.mean(shifted, dim=1, keepdim=True)
+        weights = torch.exp(shifted - torch.amax(shifted, dim=1, keepdim=True))
+        out[tile_m, :] = weights / torch.sum(weights, dim=1, keepdim=True)
+    return out
+
+
+def _row_rms_ref(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def _centered_softmax_ref(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    shifted = x + bias
+    return torch.softmax(shifted - shifted.mean(1, keepdim=True), dim=1)
+
+
 @helion.kernel(static_shapes=True)
 def clipped_zscores(x: torch.Tensor) -> torch.Tensor:
     """Row z-scores clipped to [-2, 2], from `torch.var_mean` (unbiased): one op with two
@@ -518,6 +559,12 @@ EXAMPLES = [
     Example("row_moments", row_moments, tensors(randn(37, 203)), lambda x: (x.mean(-1), x.var(-1)),
             (torch.float32,), (helion.Config(block_sizes=[8], reduction_loops=[32]),
                                helion.Config(block_sizes=[16], reduction_loops=[None]))),
+    Example("dynamic_row_rms", dynamic_row_rms, tensors(randn(37, 100)), _row_rms_ref, (torch.float32,),
+            (helion.Config(block_sizes=[4]), helion.Config(block_sizes=[2], reduction_loops=[32]))),
+    Example("dynamic_column_peaks", dynamic_column_peaks, tensors(randn(100, 37)), lambda x: x.amax(0),
+            (torch.float32,), (helion.Config(block_sizes=[16]), helion.Config(block_sizes=[8], reduction_loops=[16]))),
+    Example("dynamic_centered_softmax", dynamic_centered_softmax, tensors(randn(37, 100), randn(100)),
+            _centered_softmax_ref, (torch.float32,), (helion.Config(block_sizes=[1]),)),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
     Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),

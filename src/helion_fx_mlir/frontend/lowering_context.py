@@ -8,6 +8,7 @@ from typing import Any
 
 import helion
 import torch
+from helion._compiler.compile_environment import CompileEnvironment, ReductionLoopBlockSizeSource
 from helion._compiler.device_ir import ReductionLoopGraphInfo
 from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
 from helion.autotuner.config_fragment import EnumFragment
@@ -328,13 +329,35 @@ def _persistent(bound_kernel: Any, config: helion.Config) -> helion.Config:
 
 def _block_size_value(info: Any, config: helion.Config) -> int | None:
     """The config's block size; a persistent rdim's is next_power_of_2(extent); None when
-    it is symbolic (then no loop can step by it, and rdims use their exact extent)."""
+    it is symbolic (then no loop can step by it, and rdims use their exact extent). A
+    persistent rdim whose extent varies between calls is symbolic: Helion's config gives it
+    the power of two of the size at bind time, and the bound kernel serves every size (a
+    row of 203 reduced in 128 lanes, from a bind at 100, left 75 out)."""
+    if _persistent_rdim(info, config) and _varies(info.size):
+        return None
     value = info.from_config(config)
     if isinstance(value, int):
         return value
     if info.reduction and isinstance(info.size, int):
         return 1 << max(info.size - 1, 0).bit_length()
     return None
+
+
+def _persistent_rdim(info: Any, config: helion.Config) -> bool:
+    """A reduction dim reduced whole, not in a loop of the config's `reduction_loops` chunks."""
+    if not isinstance(info.block_size_source, ReductionLoopBlockSizeSource):
+        return False
+    loops = CompileEnvironment.current().config_spec.reduction_loops
+    return loops.config_get(config.reduction_loops, info.block_id, None) is None
+
+
+def _varies(size: Any) -> bool:
+    """A size one bound kernel sees change: symbolic under `static_shapes=False`, and not
+    specialized (`hl.specialize` makes each value a bind of its own)."""
+    env = CompileEnvironment.current()
+    if env.settings.static_shapes or not isinstance(size, torch.SymInt):
+        return False
+    return bool(env.specialize_expr(size._sympy_()).free_symbols)
 
 
 def _root_begins(loop: ast.For, rank: int) -> tuple[Any, ...]:

@@ -413,7 +413,7 @@ def prepare(case: FuzzCase) -> Prepared:
     args = make_inputs(case)
     example = example_named(case.example)
     try:
-        bound = example.kernel.bind(args)
+        bound = example.kernel.bind(_bind_args(case, args))
     except HelionMLIRError:
         raise
     except Exception as err:
@@ -428,6 +428,16 @@ def prepare(case: FuzzCase) -> Prepared:
     except Exception as err:
         raise SkipCase(f"reference: {_brief(err)}") from err
     return Prepared(case, args, bound, _flat(result) + _tensors(ref_args))
+
+
+def _bind_args(case: FuzzCase, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What the case's code is compiled at: its own arguments, or for a kernel of dynamic
+    shapes the example's unresized ones, so that the case runs code compiled at another
+    shape (one bound kernel serves every size Helion does not specialize on)."""
+    example = example_named(case.example)
+    if example.kernel.settings.static_shapes or not case.shape_map:
+        return args
+    return tuple(example.args(DTYPES[case.dtype], case.seed))
 
 
 def check(prepared: Prepared, bounds_checks: bool) -> Outcome:

@@ -1,0 +1,67 @@
+"""Kernels with `static_shapes=False`: one bound kernel serves every size Helion does not
+specialize on, so code compiled at one call's sizes runs at another's. A dim reduced whole
+(a row of `x[tile, :]`) is as long as the call's own: Helion's config sizes it at bind time
+(a bind at 100 columns gave 128 lanes, and rows of 203 lost 75 elements, silently).
+
+Each sample kernel with dynamic shapes is compiled at its own inputs and called at other
+shapes (longer and shorter than the first one's power of two, odd, blocks that do not
+divide them), under each of its configs, on the fast pipeline and with every access
+checked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from helion_fx_mlir import compile_kernel
+from helion_fx_mlir.examples import EXAMPLES
+
+
+def _matrices(*shapes: tuple[int, ...]) -> Callable[[torch.Generator], tuple[Any, ...]]:
+    return lambda generator: tuple(torch.randn(*shape, generator=generator) for shape in shapes)
+
+
+def _attention(batch: int, heads: int, m: int, n: int) -> Callable[[torch.Generator], Any]:
+    """Head dim 64: Helion cannot trace attention_dynamic at another (TorchOpTracingError,
+    "expand: attempting to expand a dimension of length s3 -> u2")."""
+    return _matrices((batch, heads, m, 64), (batch, heads, n, 64), (batch, heads, n, 64))
+
+
+# Per kernel, inputs at other shapes: their rows 203, 300, 33 (bound at 100: 128 lanes).
+OTHER_SHAPES = {
+    "dynamic_row_rms": [_matrices((21, 203)), _matrices((50, 300)), _matrices((9, 33))],
+    "dynamic_column_peaks": [_matrices((203, 21)), _matrices((300, 50)), _matrices((33, 9))],
+    "dynamic_centered_softmax": [_matrices((21, 203), (203,)), _matrices((9, 33), (33,))],
+    "row_moments": [_matrices((21, 300)), _matrices((9, 60))],
+    "attention_dynamic": [_attention(2, 2, 20, 70), _attention(3, 2, 9, 13)],
+}
+CASES = [
+    pytest.param(name, config, checked, id=f"{name}-{i}-{'checked' if checked else 'fast'}")
+    for name in OTHER_SHAPES
+    for i, config in enumerate([None, *EXAMPLES[name].configs])
+    for checked in (False, True)
+]
+
+
+def test_every_sample_kernel_with_dynamic_shapes_is_here() -> None:
+    dynamic = {n for n, e in EXAMPLES.items() if not e.kernel.settings.static_shapes}
+    assert dynamic - {"specialize_rows"} == set(OTHER_SHAPES)  # hl.specialize: a bind per size
+
+
+@pytest.mark.parametrize(("name", "config", "bounds_checks"), CASES)
+def test_code_compiled_at_one_shape_runs_at_others(
+    name: str, config: Any, bounds_checks: bool
+) -> None:
+    example = EXAMPLES[name]
+    bound = example.kernel.bind(example.args())
+    compiled = compile_kernel(bound, config=config, bounds_checks=bounds_checks)
+    generator = torch.Generator().manual_seed(0)
+    for make in OTHER_SHAPES[name]:
+        args = make(generator)
+        shapes = [tuple(a.shape) for a in args]
+        torch.testing.assert_close(
+            compiled(*args), example.reference(*args), msg=lambda m, s=shapes: f"{s}: {m}"
+        )
