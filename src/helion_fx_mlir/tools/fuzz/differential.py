@@ -413,6 +413,7 @@ def prepare(case: FuzzCase) -> Prepared:
     args = make_inputs(case)
     example = example_named(case.example)
     try:
+        example.kernel.bind(args)  # Helion binds the call itself, or the case is skipped
         bound = example.kernel.bind(_bind_args(case, args))
     except HelionMLIRError:
         raise
