@@ -166,13 +166,16 @@ def test_a_crash_or_hang_ends_only_its_child(monkeypatch, jobs: int) -> None:
 
 
 def test_a_kernel_of_dynamic_shapes_is_compiled_at_the_examples_shape() -> None:
-    """So each case runs code compiled at another shape, as one bound kernel serves every
-    size; a kernel of static shapes is compiled at the case's own (37 rows -> 21)."""
-    for name, static in [("dynamic_row_rms", False), ("rms_norm", True)]:
-        example = differential.example_named(name)
-        assert example.kernel.settings.static_shapes == static
-        case = differential.FuzzCase(0, name, "f32", {37: 21}, 5)
-        args = differential.make_inputs(case)
-        assert args[0].shape[0] == 21
-        compiled_at = differential._bind_args(case, args)[0].shape[0]
-        assert compiled_at == (21 if static else 37)
+    """Code generated at the example's sizes runs at the case's (one bound kernel serves
+    both, first bound at the example's inputs in every process); the case's config is
+    drawn from the bound kernel of its own inputs (drawn from the example's, a case whose
+    rows became 1 column got reduction_loops its own bind has none of: InvalidConfig)."""
+    example = differential.example_named("dynamic_centered_softmax")
+    assert not example.kernel.settings.static_shapes
+    for shape_map in [{37: 21, 100: 203}, {37: 29, 100: 1}]:
+        case = differential.FuzzCase(0, example.name, "f32", shape_map, 116985527)
+        prepared = differential.prepare(case)
+        assert prepared.bound is example.kernel.bind(differential.make_inputs(case))
+        assert differential.check(prepared, False).status == "ok"
+        if 1 not in shape_map.values():
+            assert prepared.bound is example.kernel.bind(example.args(seed=case.seed))

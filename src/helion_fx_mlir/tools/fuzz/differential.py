@@ -413,8 +413,8 @@ def prepare(case: FuzzCase) -> Prepared:
     args = make_inputs(case)
     example = example_named(case.example)
     try:
-        example.kernel.bind(args)  # Helion binds the call itself, or the case is skipped
-        bound = example.kernel.bind(_bind_args(case, args))
+        _bind_example_first(case)
+        bound = example.kernel.bind(args)
     except HelionMLIRError:
         raise
     except Exception as err:
@@ -431,14 +431,14 @@ def prepare(case: FuzzCase) -> Prepared:
     return Prepared(case, args, bound, _flat(result) + _tensors(ref_args))
 
 
-def _bind_args(case: FuzzCase, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What the case's code is compiled at: its own arguments, or for a kernel of dynamic
-    shapes the example's unresized ones, so that the case runs code compiled at another
-    shape (one bound kernel serves every size Helion does not specialize on)."""
+def _bind_example_first(case: FuzzCase) -> None:
+    """For a kernel of dynamic shapes, bind the example's own inputs before the case's: one
+    bound kernel serves both where Helion does not specialize them apart (a dim of 1 it
+    does), and its code is then generated at the example's sizes in every process, a
+    repro's too, and run at the case's."""
     example = example_named(case.example)
-    if example.kernel.settings.static_shapes or not case.shape_map:
-        return args
-    return tuple(example.args(DTYPES[case.dtype], case.seed))
+    if not example.kernel.settings.static_shapes and case.shape_map:
+        example.kernel.bind(example.args(DTYPES[case.dtype], case.seed))
 
 
 def check(prepared: Prepared, bounds_checks: bool) -> Outcome:
