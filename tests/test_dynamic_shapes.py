@@ -37,6 +37,7 @@ OTHER_SHAPES = {
     "dynamic_centered_softmax": [_matrices((21, 203), (203,)), _matrices((9, 33), (33,))],
     "row_moments": [_matrices((21, 300)), _matrices((9, 60))],
     "attention_dynamic": [_attention(2, 2, 20, 70), _attention(3, 2, 9, 13)],
+    "halves_difference": [_matrices((60, 33)), _matrices((7, 5))],  # x[:half], half = m // 2
 }
 CASES = [
     pytest.param(name, config, checked, id=f"{name}-{i}-{'checked' if checked else 'fast'}")

@@ -265,6 +265,22 @@ def dynamic_centered_softmax(x: torch.Tensor, bias: torch.Tensor) -> torch.Tenso
     return out
 
 
+@helion.kernel(static_shapes=False)
+def halves_difference(x: torch.Tensor) -> torch.Tensor:
+    """Column sums of the top half of the rows minus the bottom half's, shapes dynamic:
+    `x[:half]` and `x[half:]` with a symbolic half, which Helion clamps with torch.sym_min."""
+    half = x.size(0) // 2
+    out = torch.empty([x.size(1)], dtype=x.dtype, device=x.device)
+    for tn in hl.tile(x.size(1)):
+        out[tn] = torch.sum(x[:half, tn], dim=0) - torch.sum(x[half:, tn], dim=0)
+    return out
+
+
+def _halves_difference_ref(x: torch.Tensor) -> torch.Tensor:
+    half = x.size(0) // 2
+    return x[:half].sum(0) - x[half:].sum(0)
+
+
 def _row_rms_ref(x: torch.Tensor) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
 
@@ -565,6 +581,8 @@ EXAMPLES = [
             (torch.float32,), (helion.Config(block_sizes=[16]), helion.Config(block_sizes=[8], reduction_loops=[16]))),
     Example("dynamic_centered_softmax", dynamic_centered_softmax, tensors(randn(37, 100), randn(100)),
             _centered_softmax_ref, (torch.float32,), (helion.Config(block_sizes=[1]),)),
+    Example("halves_difference", halves_difference, tensors(randn(45, 19)), _halves_difference_ref,
+            (torch.float32,), (helion.Config(block_sizes=[8]),)),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
     Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),
