@@ -166,10 +166,11 @@ def test_a_crash_or_hang_ends_only_its_child(monkeypatch, jobs: int) -> None:
 
 
 def test_a_kernel_of_dynamic_shapes_is_compiled_at_the_examples_shape() -> None:
-    """Code generated at the example's sizes runs at the case's (one bound kernel serves
-    both, first bound at the example's inputs in every process); the case's config is
-    drawn from the bound kernel of its own inputs (drawn from the example's, a case whose
-    rows became 1 column got reduction_loops its own bind has none of: InvalidConfig)."""
+    """Code generated at the example's sizes runs at the case's: the bound kernel both
+    shapes share is first bound at the example's inputs in every process, so its config
+    space does not depend on which case bound it first (bound first at one column, it has
+    no reduction loop, and a config drawn where 100 columns bound it first failed:
+    InvalidConfig)."""
     example = differential.example_named("dynamic_centered_softmax")
     assert not example.kernel.settings.static_shapes
     for shape_map in [{37: 21, 100: 203}, {37: 29, 100: 1}]:

@@ -433,9 +433,9 @@ def prepare(case: FuzzCase) -> Prepared:
 
 def _bind_example_first(case: FuzzCase) -> None:
     """For a kernel of dynamic shapes, bind the example's own inputs before the case's: one
-    bound kernel serves both where Helion does not specialize them apart (a dim of 1 it
-    does), and its code is then generated at the example's sizes in every process, a
-    repro's too, and run at the case's."""
+    bound kernel serves both where Helion does not specialize them apart, and its code is
+    then generated at the example's sizes in every process, a repro's too, and run at the
+    case's."""
     example = example_named(case.example)
     if not example.kernel.settings.static_shapes and case.shape_map:
         example.kernel.bind(example.args(DTYPES[case.dtype], case.seed))
