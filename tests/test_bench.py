@@ -32,8 +32,7 @@ def test_peak_kernel_does_every_fma() -> None:
     """Each of the 12 chains (started at its index) adds x * x per step into every lane, and
     all of them reach the stored sum: no chain is dead code LLVM could drop."""
     out = torch.zeros(torch.get_num_threads())
-    args = [roofline._pointer(a) for a in (out, 1000, 0.5)]
-    roofline._peak_engine(roofline.F32).invoke("peak", *args)
+    roofline.kernel_entry(roofline._peak_engine(roofline.F32), "peak")(out, 1000, 0.5)
     expected = roofline.LANES * sum(i + 1000 * 0.25 for i in range(roofline.FMA_CHAINS))
     assert out.tolist() == [expected] * out.numel()
 
@@ -57,8 +56,7 @@ def test_read_kernel_reads_every_word(threads: int) -> None:
     assert reader.words.numel() == 5000 // step * step
     assert reader.words.data_ptr() == reader.tensor.data_ptr()
     out = torch.zeros(threads, dtype=torch.int32)
-    args = [roofline._pointer(a) for a in (out, reader.words, reader.reps)]
-    roofline._read_engine().invoke("read", *args)
+    roofline.kernel_entry(roofline._read_engine(), "read")(out, reader.words, reader.reps)
     assert out.sum().item() == reader.words.sum().item() * reader.reps
 
 
@@ -71,8 +69,7 @@ def test_copy_kernel_copies_every_word(threads: int) -> None:
     assert copier is not None
     assert copier.words.numel() * 4 == 2 << 20 and copier.words.data_ptr() == source.data_ptr()
     out, dst = torch.zeros(threads, dtype=torch.int32), torch.empty_like(copier.words)
-    args = [roofline._pointer(a) for a in (out, copier.words, dst)]
-    roofline._copy_engine().invoke("copy", *args)
+    roofline.kernel_entry(roofline._copy_engine(), "copy")(out, copier.words, dst)
     assert torch.equal(dst, copier.words)
     assert _positive(copier.seconds(repeats=2))
 

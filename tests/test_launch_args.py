@@ -16,16 +16,17 @@ from helion_fx_mlir.runtime.launch_args import ArgBlock
 
 
 def _word(address: int, code: str = "Q") -> int | float:
-    return struct.unpack(f"<{code}", ctypes.string_at(address, 8))[0]
+    return struct.unpack(f"<{code}", ctypes.string_at(address, struct.calcsize(code)))[0]
 
 
 def test_each_pointer_leads_to_its_argument() -> None:
     """The entry's `void**`: a memref's pointer leads to its descriptor's address, whose
-    fields are the tensor's storage, offset 0, sizes and strides; a scalar's to its value."""
+    fields are the tensor's storage, offset 0, sizes and strides; a scalar's to its value
+    (an f32, the roofline kernels', in a slot of its own)."""
     matrix, scalar_tensor = torch.arange(12.0).reshape(3, 4), torch.tensor(5.0)
-    block = ArgBlock.of([2, torch.float64, 0, torch.int64])
-    buffer = block.pack([matrix, 0.25, scalar_tensor, -7])
-    pointers = [_word(ctypes.addressof(buffer) + 8 * i) for i in range(4)]
+    block = ArgBlock.of([2, torch.float64, 0, torch.int64, torch.float32, torch.int64])
+    buffer = block.pack([matrix, 0.25, scalar_tensor, -7, 1.5, 9])
+    pointers = [_word(ctypes.addressof(buffer) + 8 * i) for i in range(6)]
     descriptor = _word(pointers[0])
     fields = [_word(descriptor + 8 * i, "q") for i in range(7)]
     assert fields == [matrix.data_ptr(), matrix.data_ptr(), 0, 3, 4, 4, 1]
@@ -33,6 +34,8 @@ def test_each_pointer_leads_to_its_argument() -> None:
     empty = _word(pointers[2])
     assert [_word(empty + 8 * i, "q") for i in range(3)] == [scalar_tensor.data_ptr()] * 2 + [0]
     assert _word(pointers[3], "q") == -7
+    assert _word(pointers[4], "f") == 1.5 and pointers[5] - pointers[4] == 8
+    assert _word(pointers[5], "q") == 9
 
 
 def test_each_launch_packs_a_buffer_of_its_own() -> None:

@@ -24,7 +24,7 @@ from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
 from helion_fx_mlir.runtime import kernel_cache
-from helion_fx_mlir.runtime.launch_args import ArgBlock
+from helion_fx_mlir.runtime.launch_args import ArgBlock, packed_entry
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
 
 
@@ -186,8 +186,7 @@ def _execution_engine(
 
     with mlir_context():
         engine = ExecutionEngine(module, opt_level=opt_level)
-    entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))
-    return engine, entry, lambda path: engine.dump_to_object_file(str(path))
+    return engine, packed_entry(engine, name), lambda path: engine.dump_to_object_file(str(path))
 
 
 def _probed_code(

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-# The scalar arguments a kernel func takes, as struct codes (8 bytes each).
-SCALAR_CODES = {torch.float64: "d", torch.int64: "q"}
+# The scalar arguments a func takes, as struct codes, each in a slot of 8 bytes: a kernel's
+# f64 and i64 (index), and the f32 the roofline kernels take (padded to the word).
+SCALAR_CODES = {torch.float64: "d", torch.int64: "q", torch.float32: "f4x"}
 WORD = 8
 
 
@@ -69,3 +70,9 @@ class ArgBlock:
             memrefs += (pointer, pointer, 0, *value.shape, *value.stride())
         self.layout.pack_into(buffer, 0, *fields, *memrefs)
         return buffer
+
+
+def packed_entry(engine: Any, name: str) -> Callable[[int], None]:
+    """An ExecutionEngine's func @name through its packed C interface, called with the
+    address of a buffer `ArgBlock.pack` filled."""
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))

@@ -46,6 +46,7 @@ from helion_fx_mlir.host_cpu import cpu_flags, cpu_model
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.pipelines import apply, run_pipeline
 from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes
+from helion_fx_mlir.runtime.launch_args import ArgBlock, packed_entry
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
 
 MB = 1 << 20
@@ -265,46 +266,30 @@ def compile_module(text: str, name: str, probe: bool = False) -> ExecutionEngine
         return ExecutionEngine(module, opt_level=OPT_LEVEL)
 
 
-@functools.cache
-def _descriptor_class(rank: int) -> type[ctypes.Structure]:
-    """One class per rank: a new ctypes class per call costs tens of microseconds."""
-    fields = [
-        ("allocated", ctypes.c_void_p),
-        ("aligned", ctypes.c_void_p),
-        ("offset", ctypes.c_longlong),
-    ]
-    if rank:
-        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+_SCALARS = {int: torch.int64, float: torch.float32}
 
 
-def _memref_descriptor(tensor: torch.Tensor) -> ctypes.Structure:
-    """A memref descriptor viewing a contiguous tensor's storage (no copy)."""
-    desc = _descriptor_class(tensor.dim())()
-    desc.allocated = desc.aligned = tensor.data_ptr()
-    desc.offset = 0
-    for i, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())):
-        desc.shape[i], desc.strides[i] = size, stride
-    return desc
+def kernel_entry(engine: ExecutionEngine, name: str) -> Callable[..., float]:
+    """@name of one of our kernels as a Python call on tensors (memrefs), ints (index) and
+    floats (f32), packed as every kernel's launch is (`ArgBlock`); it returns the seconds
+    the JIT'd code ran."""
+    entry = packed_entry(engine, name)
 
+    def call(*args: Any) -> float:
+        kinds = [a.dim() if isinstance(a, torch.Tensor) else _SCALARS[type(a)] for a in args]
+        packed = ArgBlock.of(kinds).pack(args)
+        use_torch_threads()
+        start = time.perf_counter()
+        entry(ctypes.addressof(packed))
+        return time.perf_counter() - start
 
-def _pointer(value: Any) -> Any:
-    """An ExecutionEngine.invoke argument: a tensor as a memref descriptor, an int as index."""
-    if isinstance(value, torch.Tensor):
-        return ctypes.pointer(ctypes.pointer(_memref_descriptor(value)))
-    return ctypes.pointer(
-        ctypes.c_float(value) if isinstance(value, float) else ctypes.c_int64(value)
-    )
+    return call
 
 
 def _launch(engine: ExecutionEngine, name: str, out: torch.Tensor, *args: Any) -> float:
     """Seconds of one launch on torch's threads (`out`: a sum per thread, checked finite
     when it is a float)."""
-    pointers = [_pointer(a) for a in (out, *args)]
-    use_torch_threads()
-    start = time.perf_counter()
-    engine.invoke(name, *pointers)
-    seconds = time.perf_counter() - start
+    seconds = kernel_entry(engine, name)(out, *args)
     if out.is_floating_point() and not torch.isfinite(out).all():
         raise RuntimeError(f"the roofline kernel @{name} computed {out.tolist()}")
     return seconds
