@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint pytest lit bench fuzz fuzz-programs fuzz-mlir conformance docs clean
+.PHONY: setup demo test lint pytest lit bench fuzz fuzz-programs fuzz-dynamic fuzz-mlir conformance docs clean
 
 setup: $(STAMP)
 
@@ -53,6 +53,11 @@ fuzz: $(STAMP)
 # reduced to runnable files; FUZZ_PROGRAMS (default 3000), FUZZ_SEED, FUZZ_JOBS as above.
 fuzz-programs: $(STAMP)
 	$(PY) -m helion_fx_mlir.tools.fuzz.differential --programs
+
+# The sample kernels of static shapes as twins of dynamic shapes (static_shapes=False),
+# compiled at the example's inputs and run at the case's; FUZZ_CASES, FUZZ_SEED, FUZZ_JOBS.
+fuzz-dynamic: $(STAMP)
+	$(PY) -m helion_fx_mlir.tools.fuzz.differential --dynamic
 
 # Mutational fuzzing of helion-opt and `helion-mlir validate` with malformed MLIR;
 # FUZZ_MLIR_RUNS (default 5000), FUZZ_MLIR_SEED (0) and FUZZ_MLIR_JOBS (1) come from the

@@ -113,6 +113,35 @@ def test_a_kernel_taking_a_float_is_cached_and_takes_its_value_at_run_time(
     assert compiles == ["scaled_rows"]
 
 
+def row_gain(x: torch.Tensor, gain: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn] = x[tm, tn] * gain[tm, tn]
+    return out
+
+
+@pytest.mark.parametrize("first", ["column", "rows"])
+def test_a_cached_kernel_of_dynamic_shapes_keeps_the_guards_its_code_was_generated_under(
+    cache: pathlib.Path, compiles: list[str], first: str
+) -> None:
+    """Generating `row_gain` at a gain of one column broadcasts that column, under Helion's
+    guard `size == 1`, which keys its bound kernels: a gain of whole rows binds its own.
+    The guard is not in the file, so a later process (a fresh kernel object) must neither
+    load the broadcast code for whole rows (the key holds each size as 0, 1 or more) nor,
+    having loaded it for one column, run it for whole rows (its frontend runs again to
+    guard its bound kernel)."""
+    x = torch.randn(37, 45)
+    gains = {"column": torch.randn(37, 1), "rows": torch.randn(37, 45)}
+    order = [gains[first], *(g for name, g in gains.items() if name != first)]
+    config = helion.Config(block_sizes=[8, 16])
+    for _ in range(2):
+        kernel = helion.kernel(row_gain, static_shapes=False, config=config)
+        compiled = jit.compile_kernel(kernel.bind((x, order[0])))
+        for gain in order:
+            torch.testing.assert_close(compiled(x, gain), x * gain)
+    assert compiles == ["row_gain", "row_gain"]
+
+
 @pytest.mark.parametrize("damage", ["library", "metadata", "format"])
 def test_a_corrupt_or_stale_entry_is_rebuilt_with_one_warning(
     cache: pathlib.Path, compiles: list[str], damage: str

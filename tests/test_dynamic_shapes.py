@@ -38,6 +38,15 @@ OTHER_SHAPES = {
     "row_moments": [_matrices((21, 300)), _matrices((9, 60))],
     "attention_dynamic": [_attention(2, 2, 20, 70), _attention(3, 2, 9, 13)],
     "halves_difference": [_matrices((60, 33)), _matrices((7, 5))],  # x[:half], half = m // 2
+    # a gain of one column broadcasts; whole rows of gain (or shift) bind kernels of their own
+    "dynamic_row_gain": [
+        _matrices((203, 70), (203, 1), (1, 70)),
+        _matrices((9, 5), (9, 5), (1, 5)),
+        _matrices((9, 5), (9, 1), (9, 5)),
+        _matrices((1, 33), (1, 1), (1, 33)),
+    ],
+    # rows of 203, 1 and 2 columns: the strided slice and `-2:` clamp to each call's row
+    "dynamic_row_marks": [_matrices((21, 203)), _matrices((9, 1)), _matrices((5, 2))],
 }
 CASES = [
     pytest.param(name, config, checked, id=f"{name}-{i}-{'checked' if checked else 'fast'}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -57,6 +58,10 @@ FOUND = [
     '"config":{"block_sizes":[4],"reduction_loops":[null],"mlir_vector_width":512}}',
     '{"example":"dynamic_row_rms","dtype":"f32","shape_map":{"100":203,"37":47},"seed":7,'
     '"config":{"block_sizes":[4],"reduction_loops":[null]}}',
+    # `make fuzz-dynamic` (seed 0): the [m, 1] operand indexed by the 2-D tile read as a
+    # masked tile (lanes past column 0 zero), where Helion broadcasts a size of 1.
+    '{"example":"dynamic:scale_by_unit_dims","dtype":"f32","shape_map":{"21":67,"37":1000},'
+    '"seed":761452693,"config":{"block_sizes":[2,2],"mlir_vector_width":256}}',
 ]
 
 
@@ -79,6 +84,22 @@ def test_plans_are_deterministic_and_cover_every_example_each_round() -> None:
     plans = [differential.plan_case(i, 7, names) for i in range(len(names))]
     assert plans == [differential.plan_case(i, 7, names) for i in range(len(names))]
     assert sorted(p.example for p in plans) == sorted(names)
+
+
+def test_dynamic_twins_are_the_static_sample_kernels_declared_dynamic() -> None:
+    """`--dynamic`: each sample kernel of static shapes whose shapes the fuzzer varies, as
+    its twin of dynamic shapes (the same function), named so that a repro reruns it."""
+    twins = differential.dynamic_twins()
+    names = [t.removeprefix(differential.DYNAMIC_PREFIX) for t in twins]
+    assert "rms_norm" in names and "dynamic_row_rms" not in names and "head_columns" not in names
+    twin, example = differential.example_named("dynamic:rms_norm"), EXAMPLES["rms_norm"]
+    assert twin.kernel.fn is example.kernel.fn and not twin.kernel.settings.static_shapes
+    assert differential.example_named("dynamic:rms_norm") is twin  # one per process
+    plans = [differential.plan_case(i, 3, twins) for i in range(len(twins))]
+    assert sorted(p.example for p in plans) == sorted(twins)
+    case = dataclasses.replace(plans[0], config={"block_sizes": [8]})
+    fields = case.repro(bounds_checks=False).split("--repro ", 1)[1].strip("'")
+    assert differential.FuzzCase.from_dict(json.loads(fields)) == dataclasses.replace(case, index=0)
 
 
 def test_kernels_indexed_by_constants_keep_their_shapes() -> None:

@@ -276,6 +276,37 @@ def halves_difference(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=False)
+def dynamic_row_gain(x: torch.Tensor, gain: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+    """x * gain + shift, every operand indexed by the 2-D tile, shapes dynamic: a gain of
+    one column (or a shift of one row) broadcasts. Helion settles a size of 1 at the bind
+    under a guard: a call whose gain has whole rows binds a kernel of its own."""
+    out = torch.empty_like(x)
+    for tm, tn in hl.tile(x.size()):
+        out[tm, tn] = x[tm, tn] * gain[tm, tn] + shift[tm, tn]
+    return out
+
+
+@helion.kernel(static_shapes=False)
+def dynamic_row_marks(x: torch.Tensor) -> torch.Tensor:
+    """Each row's mean over the row, every third column doubled, the last two zeroed,
+    shapes dynamic: a [tm, 1] value stored into a symbolic row broadcasts, a strided slice
+    and a number stored from the end are clamped to each call's row (Helion's sym_max)."""
+    out = torch.empty_like(x)
+    for tm in hl.tile(x.size(0)):
+        out[tm, :] = x[tm, :].mean(dim=1, keepdim=True)
+        out[tm, ::3] = x[tm, ::3] * 2.0
+        out[tm, -2:] = 0.0
+    return out
+
+
+def _row_marks_ref(x: torch.Tensor) -> torch.Tensor:
+    out = x.mean(1, keepdim=True).expand_as(x).clone()
+    out[:, ::3] = x[:, ::3] * 2
+    out[:, -2:] = 0
+    return out
+
+
 def _halves_difference_ref(x: torch.Tensor) -> torch.Tensor:
     half = x.size(0) // 2
     return x[:half].sum(0) - x[half:].sum(0)
@@ -583,6 +614,11 @@ EXAMPLES = [
             _centered_softmax_ref, (torch.float32,), (helion.Config(block_sizes=[1]),)),
     Example("halves_difference", halves_difference, tensors(randn(45, 19)), _halves_difference_ref,
             (torch.float32,), (helion.Config(block_sizes=[8]),)),
+    Example("dynamic_row_gain", dynamic_row_gain, tensors(randn(37, 45), randn(37, 1), randn(1, 45)),
+            lambda x, g, s: x * g + s, (torch.float32,),
+            (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[1, 4]))),
+    Example("dynamic_row_marks", dynamic_row_marks, tensors(randn(37, 45)), _row_marks_ref, (torch.float32,),
+            (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1]))),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
     Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),

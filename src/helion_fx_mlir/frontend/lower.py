@@ -25,6 +25,7 @@ def lower_kernel(
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
     ctx.builder.debug_info = debug_info
     text = IRVisitor(ctx).lower()
+    ctx.publish_guards()
     signature = KernelSignature(
         ctx.kernel_name,
         tuple(ctx.kernel_args),

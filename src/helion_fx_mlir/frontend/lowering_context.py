@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import helion
+import sympy
 import torch
 from helion._compiler.compile_environment import CompileEnvironment, ReductionLoopBlockSizeSource
 from helion._compiler.device_ir import ReductionLoopGraphInfo
@@ -138,6 +139,31 @@ class LoweringContext:
             kernel_args=_kernel_args(bound_kernel, facts, reachable),
             host_block_sizes=host_block_sizes,
         )
+
+    def size_is_one(self, size: Any, block_id: int, load: bool) -> bool:
+        """Whether a tensor dim that block `block_id`'s tile indexes has size 1 (then every
+        lane reads its element: Helion broadcasts it). A symbolic size (static_shapes=False)
+        is settled for a load as Helion's code generation settles it, by its value at bind
+        time under a guard; `publish_guards` makes the guard key the bound kernel."""
+        if not isinstance(size, torch.SymInt):
+            return bool(size == 1)
+        env = self.bound_kernel.env
+        with env, self.bound_kernel.host_function:
+            if load:
+                env.resolve_broadcast_dim(size, block_id)
+            extent = env.block_sizes[env.canonical_block_id(block_id)].size
+            # A dim as long as the tile's extent (a row read whole) is indexed: at size 1
+            # the tile is one lane wide there, and indexing it is broadcasting it.
+            covers = isinstance(extent, int | torch.SymInt) and env.known_nonnegative(
+                sympy.sympify(size - extent)
+            )
+            return env.known_equal(size, 1) and not covers
+
+    def publish_guards(self) -> None:
+        """Key the bound kernel by the input-size guards lowering recorded (as Helion does
+        after generating code): a call whose sizes differ there binds a kernel of its own."""
+        if not self.bound_kernel.settings.static_shapes:
+            self.bound_kernel._publish_guarded_input_facts()
 
     def origin(self, expr: Any) -> Origin | None:
         """Where a SymInt/SymFloat's sympy symbol comes from (block size, kernel arg...)."""

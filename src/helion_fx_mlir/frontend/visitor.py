@@ -632,6 +632,9 @@ class IRVisitor:
                 found.append(LaneBound(dim, tile.size))
         return found
 
+    def size_is_one(self, size: Any, block_id: int, load: bool) -> bool:
+        return self.ctx.size_is_one(size, block_id, load)
+
     def block_id_of(self, size: Any) -> int | None:
         """The block id whose size SymInt this is, else None."""
         if not isinstance(size, torch.SymInt):

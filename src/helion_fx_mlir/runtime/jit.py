@@ -137,11 +137,25 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     openmp_runtime()  # compiled code resolves GOMP_* and omp_* against it
     key = kernel_cache.engine_key(bound_kernel, config, bounds_checks)
     if key is not None and (cached := kernel_cache.load(key)) is not None:
+        if cached.meta.get(GUARDED):
+            lower_kernel(bound_kernel, config)  # the guards again: no passes, no LLVM
         return engine_from_cache(cached)
     engine, write_object = _compile(bound_kernel, config, bounds_checks)
     if key is not None:
-        kernel_cache.store(key, write_object, _engine_meta(engine))
+        meta = {**_engine_meta(engine), GUARDED: _size_guards(bound_kernel)}
+        kernel_cache.store(key, write_object, meta)
     return engine
+
+
+# A cached kernel of dynamic shapes whose code generation settled input sizes under
+# guards (a size 1 a tile indexes broadcasts): those guards key Helion's bound kernels in
+# a process (a call with another size there binds a kernel of its own), so a process
+# loading the code generates it again, in the frontend only, for them.
+GUARDED = "size_guards"
+
+
+def _size_guards(bound_kernel: Any) -> bool:
+    return not bound_kernel.settings.static_shapes and bool(bound_kernel._guarded_input_facts())
 
 
 def _compile(

@@ -7,6 +7,12 @@ program. It is keyed by the kernel's whole source file (its helpers and constant
 there too), the argument signature, the settings that change the code, the config and
 run-time checks, and `disk_cache`'s machine and toolchain. Kernels whose meaning is not
 all in their file (closures, source Python cannot read) are not cached.
+
+A kernel of dynamic shapes is keyed by more than its sizes' names: generating its code
+settles some of them under guards (a size 1 a tile indexes broadcasts; equal sizes may
+merge), which key Helion's bound kernels in a process but cannot key a file. So the key
+holds what those guards depend on, each symbolic size's value at bind time as 0, 1 or
+more, and which of them were equal: binds that agree there generate the same code.
 """
 
 from __future__ import annotations
@@ -89,6 +95,7 @@ def engine_key(bound_kernel: Any, config: Any, bounds_checks: bool) -> str | Non
     if fields is None or None in arguments or not enabled():
         return None
     fields["arguments"] = arguments
+    fields["size_classes"] = size_classes(bound_kernel.fake_args)
     fields["config"] = repr(config)
     fields["bounds_checks"] = bounds_checks
     return disk_cache.entry_key(fields)
@@ -98,6 +105,22 @@ PLAIN = (bool, int, float, str, type(None), torch.dtype)
 
 
 SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def size_classes(fake_args: Any) -> list[list[Any]]:
+    """Per symbolic size or stride of the traced arguments (by name): its value at bind
+    time as 0, 1 or "n" (more), and for "n" the first name of its class of equal values."""
+    hints: dict[str, int] = {}
+    for arg in fake_args:
+        sizes = [*arg.shape, *arg.stride()] if isinstance(arg, torch.Tensor) else [arg]
+        for size in sizes:
+            if isinstance(size, torch.SymInt) and size.node.has_hint():
+                hints.setdefault(str(size), int(size.node.hint))
+    first: dict[int, str] = {}
+    classes = []
+    for name, hint in sorted(hints.items()):
+        classes.append([name, hint] if hint < 2 else [name, "n", first.setdefault(hint, name)])
+    return classes
 
 
 def _fake_arg(arg: Any) -> Any:

@@ -95,7 +95,7 @@ def access(
     broadcast: list[int] = []
     broadcast_sizes: list[str | int] = []
     for dim, entry in enumerate(entries):
-        if _broadcasts(cx, entry, shape[dim]):
+        if _broadcasts(cx, node, entry, shape[dim]):
             next(kept_sizes)
             if cx.tile(entry).width != 1:  # a one-lane tile needs only element 0
                 broadcast.append(sum(p.keep for p in parts))
@@ -132,15 +132,16 @@ def access(
     )
 
 
-def _broadcasts(cx: RuleContext, entry: Any, size: Any) -> bool:
+def _broadcasts(cx: RuleContext, node: fx.Node, entry: Any, size: Any) -> bool:
     """Helion's rule: a tile indexing a tensor dim of size 1 reads index 0 in every lane
-    (the dim broadcasts, as `bias[tile_m, tile_n]` over a [1, n] bias)."""
-    return (
-        isinstance(size, int)
-        and size == 1
-        and not isinstance(entry, slice)
-        and cx.tile_of(entry) is not None
-    )
+    (the dim broadcasts, as `bias[tile_m, tile_n]` over a [1, n] bias). Under dynamic
+    shapes a load settles a symbolic size as Helion does; a store never broadcasts."""
+    if isinstance(entry, slice) or cx.tile_of(entry) is None:
+        return False
+    block_id = cx.block_id_of(entry.meta.get("val") if isinstance(entry, fx.Node) else entry)
+    if block_id is None:
+        return isinstance(size, int) and size == 1
+    return cx.size_is_one(size, block_id, node.target is not memory_ops.store)
 
 
 def _rolled_chunk(cx: RuleContext, entry: Any, part: Slice, size: Any) -> Slice:
@@ -209,7 +210,7 @@ def _is_tensor_index(entry: Any) -> bool:
 def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if isinstance(idx, slice):
         if idx.step not in (None, 1):
-            return _strided(node, idx, extent)
+            return _strided(cx, node, idx, extent)
         if isinstance(extent, int) and all(
             isinstance(b, int | None) for b in (idx.start, idx.stop)
         ):
@@ -238,18 +239,31 @@ def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
     raise LoweringError(node, f"index element {idx!r} is not supported")
 
 
-def _strided(node: fx.Node, idx: slice, extent: Any) -> Slice:
-    """`x[start:stop:step]` over a static dim: every step-th element, as Python slices."""
-    if (
-        not isinstance(extent, int)
-        or not all(isinstance(b, int | None) for b in (idx.start, idx.stop, idx.step))
-        or idx.step < 1
-    ):
-        raise LoweringError(
-            node, f"strided slice {idx} needs ints, a positive step and a static dim"
-        )
-    picked = range(*idx.indices(extent))
-    return Slice(picked.start if picked else 0, len(picked), True, idx.step)
+def _strided(cx: RuleContext, node: fx.Node, idx: slice, extent: Any) -> Slice:
+    """`x[start:stop:step]`: every step-th element, as Python slices (bounds clamped to
+    the dim; over a symbolic dim, at run time)."""
+    if not all(isinstance(b, int | None) for b in (idx.start, idx.stop, idx.step)) or idx.step < 1:
+        raise LoweringError(node, f"strided slice {idx} needs ints and a positive step")
+    if isinstance(extent, int):
+        picked = range(*idx.indices(extent))
+        return Slice(picked.start if picked else 0, len(picked), True, idx.step)
+    b, dim = cx.builder, cx.index_value(extent)
+    start = b.index(0) if idx.start is None else _slice_bound(cx, idx.start, dim)
+    stop = dim if idx.stop is None else _slice_bound(cx, idx.stop, dim)
+    span = b.index_op("arith.subi", stop, start, "stride_span")
+    span = b.index_op("arith.maxsi", span, b.index(0), "stride_span")
+    return Slice(
+        start, b.index_op("arith.ceildivsi", span, b.index(idx.step), "strided"), True, idx.step
+    )
+
+
+def _slice_bound(cx: RuleContext, bound: int, dim: str) -> str:
+    """A slice bound as Python clamps it into [0, dim]: from the end if negative."""
+    b = cx.builder
+    if bound >= 0:
+        return b.index_op("arith.minsi", b.index(bound), dim, "stride_bound")
+    shifted = b.index_op("arith.addi", dim, b.index(bound), "stride_bound")
+    return b.index_op("arith.maxsi", shifted, b.index(0), "stride_bound")
 
 
 def _from_end(cx: RuleContext, idx: int, extent: Any) -> Any:
@@ -600,13 +614,32 @@ def subscript_meta(cx: RuleContext, node: fx.Node, index: Sequence[Any], dtype: 
 
 
 def _slice_length(node: fx.Node, size: Any, entry: slice) -> Any:
-    if entry == slice(None):
-        return size
-    if all(isinstance(x, int | None) for x in (entry.start, entry.stop, entry.step)) and isinstance(
-        size, int
+    """How many elements of a dim of `size` the slice takes, as Python counts them: bounds
+    from the end if negative, clamped to the dim; symbolic where the size or a bound is."""
+    start, stop, step = (b.meta["val"] if isinstance(b, fx.Node) else b for b in _bounds(entry))
+    if (
+        not isinstance(step, int)
+        or step < 1
+        or not all(isinstance(b, int | torch.SymInt | None) for b in (start, stop))
     ):
-        return len(range(*entry.indices(size)))
-    raise LoweringError(node, f"storing a number into the slice {entry} is not supported")
+        raise LoweringError(node, f"storing into the slice {entry} is not supported")
+    if isinstance(size, int) and all(isinstance(b, int | None) for b in (start, stop)):
+        return len(range(*slice(start, stop, step).indices(size)))
+    first = 0 if start is None else _bound_in_dim(start, size)
+    last = size if stop is None else _bound_in_dim(stop, size)
+    return (torch.sym_max(last - first, 0) + step - 1) // step
+
+
+def _bounds(entry: slice) -> tuple[Any, Any, Any]:
+    return entry.start, entry.stop, 1 if entry.step is None else entry.step
+
+
+def _bound_in_dim(bound: Any, size: Any) -> Any:
+    """A slice bound in [0, size]: an int below 0 counts from the end (a symbolic bound is
+    Helion's, already clamped with sym_min, never negative)."""
+    if isinstance(bound, int) and bound < 0:
+        return torch.sym_max(size + bound, 0)
+    return torch.sym_min(bound, size)
 
 
 def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) -> Any:
@@ -834,15 +867,14 @@ def _broadcast_lanes(
     """The slice padded to the tile shape with its broadcast dims kept at 1, then every
     lane of those dims reads element 0."""
     dims = tensor_dims(acc.tile_type)
-    if "?" in dims:
-        raise HelionMLIRError("a tile over a size-1 tensor dim needs static block sizes here")
     unit = format_tensor_type(
-        [1 if d in acc.broadcast else int(w) for d, w in enumerate(dims)],
+        [1 if d in acc.broadcast else None if w == "?" else int(w) for d, w in enumerate(dims)],
         element_type(acc.tile_type),
     )
     if value.type != unit:
         value = pad(cx, f"{name}_unit", value, sizes, unit)
-    value = broadcast_value(cx, name, value, acc.tile_type)
+    exact = [size for size, w in zip(sizes, dims, strict=True) if w == "?"]  # a row read whole
+    value = broadcast_value(cx, name, value, acc.tile_type, exact)
     bounds = [
         LaneBound(d, size)
         for d, size in zip(acc.broadcast, acc.broadcast_sizes)
@@ -856,12 +888,15 @@ def _broadcast_lanes(
     return select_lanes(cx, f"{name}_in_range", TypedValue(value, meta), bounds, 0)
 
 
-def broadcast_value(cx: RuleContext, name: str, value: Value, ty: str) -> Value:
-    """`value` as static type `ty` by torch's rule (dims aligned at the end, unit dims
-    repeated); a value of higher rank whose extra leading dims are 1 drops them."""
+def broadcast_value(
+    cx: RuleContext, name: str, value: Value, ty: str, sizes: Sequence[Any] = ()
+) -> Value:
+    """`value` as type `ty` by torch's rule (dims aligned at the end, unit dims repeated);
+    a value of higher rank whose extra leading dims are 1 drops them. `sizes`: the extents
+    of `ty`'s dynamic dims, in order (SymInts or index values)."""
     src, out = tensor_dims(value.type), tensor_dims(ty)
-    if "?" in src or "?" in out:
-        raise HelionMLIRError(f"broadcasting {value.type} to {ty} needs static shapes here")
+    if len(sizes) != out.count("?"):
+        raise HelionMLIRError(f"broadcasting {value.type} to {ty} needs its dynamic sizes")
     if len(src) > len(out):
         value = drop_unit_dims(
             cx, f"{name}_drop", value, list(range(len(src) - len(out), len(src)))
@@ -881,7 +916,8 @@ def broadcast_value(cx: RuleContext, name: str, value: Value, ty: str) -> Value:
         b.fresh(f"{name}_in"),
         b.fresh(f"{name}_out"),
     )
-    b.empty(empty, [], ty)
+    extents = [cx.as_index(s) if isinstance(s, str | int) else cx.index_value(s) for s in sizes]
+    b.empty(empty, extents, ty)
     maps = (f"affine_map<({', '.join(ds)}) -> ({source})>", identity_map(len(ds)))
     args = ((lane, elt), (last, elt))
     body = (f"linalg.yield {lane} : {elt}",)
@@ -1086,8 +1122,10 @@ def store(cx: RuleContext) -> None:
         sym_val, target := subscript_meta(cx, node, index, dtype)
     ):
         static = cx.static_meta(target)
+        ty = mlir_type(static)
+        sizes = [s for s, d in zip(target.shape, tensor_dims(ty), strict=True) if d == "?"]
         value = TypedValue(
-            broadcast_value(cx, f"{node.name}_bcast", value.value, mlir_type(static)), static
+            broadcast_value(cx, f"{node.name}_bcast", value.value, ty, sizes), static
         )
         sym_val = target
     if is_gather(index):

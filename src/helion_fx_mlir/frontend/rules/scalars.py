@@ -33,9 +33,11 @@ ARITH: dict[Any, tuple[str, str]] = {
     operator.le: ("arith.cmpi sle", "arith.cmpf ole"),
     operator.gt: ("arith.cmpi sgt", "arith.cmpf ogt"),
     operator.ge: ("arith.cmpi sge", "arith.cmpf oge"),
-    # min of ints (Helion clamps a slice's symbolic bounds with it); of floats not: Python's
-    # min(nan, 1) is nan and min(1, nan) is 1, which no arith op gives both ways.
+    # min and max of ints (Helion clamps a slice's symbolic bounds with them: `x[:half]`,
+    # `x[-2:]`); of floats not: Python's min(nan, 1) is nan and min(1, nan) is 1, which no
+    # arith op gives both ways.
     torch.sym_min: ("arith.minsi", ""),
+    torch.sym_max: ("arith.maxsi", ""),
 }
 
 

@@ -17,6 +17,11 @@ fresh one continues with the next case. Outcomes:
 - skipped: Helion cannot bind the kernel for those shapes, or its reference mode raises
   (a shape the kernel does not allow), or permutation rows cannot stay distinct.
 
+With `--dynamic`, each sample kernel of static shapes runs as its twin declared
+`static_shapes=False` (`dynamic:<name>`): bound and compiled at the example's own inputs,
+then run at the case's shapes by the one bound kernel Helion serves both with, as a user's
+dynamic-shape kernel is.
+
 A run fails (exit code 1) on any mismatch, crash or error. Every reported case prints one
 line ending in a command that reruns it alone, in-process.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -45,6 +51,7 @@ from helion.exc import InvalidConfig
 
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.examples.registry import Example
 from helion_fx_mlir.frontend.lowering_context import KNOBS
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.processes import signal_name
@@ -98,6 +105,9 @@ TOLERANCES = {
     torch.bfloat16: 2e-2,
     torch.float8_e4m3fn: 0.125,
 }
+
+# A sample kernel's twin of dynamic shapes is named by this prefix and its name.
+DYNAMIC_PREFIX = "dynamic:"
 
 # The command that runs a batch of cases; tests swap it for a child that crashes.
 WORKER_COMMAND = [sys.executable, "-m", "helion_fx_mlir.tools.fuzz.differential", "--worker"]
@@ -185,6 +195,7 @@ class Options:
     timeout: float = 120.0
     batch: int = 100  # cases per child: bounds the JIT engines one process accumulates
     programs: bool = False  # generated programs (each on both pipelines) instead of sample kernels
+    dynamic: bool = False  # the sample kernels' twins of dynamic shapes
 
 
 # ---------------------------------------------------------------- planning (deterministic)
@@ -197,7 +208,7 @@ def plan_case(index: int, seed: int, names: Sequence[str]) -> FuzzCase:
     round_, slot = divmod(index, len(names))
     order = list(names)
     random.Random(f"{seed}:order:{round_}").shuffle(order)
-    example = EXAMPLES[order[slot]]
+    example = example_named(order[slot])
     first_dtype = random.Random(f"{seed}:dtype:{example.name}").randrange(len(example.dtypes))
     dtype = example.dtypes[(first_dtype + round_) % len(example.dtypes)]
     rng = random.Random(f"{seed}:case:{index}")
@@ -212,6 +223,35 @@ def sample_kernels() -> tuple[str, ...]:
     return tuple(name for name, example in EXAMPLES.items() if example.reference_mode)
 
 
+def dynamic_twins() -> tuple[str, ...]:
+    """The twins of the sample kernels of static shapes whose shapes the fuzzer varies."""
+    return tuple(
+        DYNAMIC_PREFIX + name
+        for name in sample_kernels()
+        if EXAMPLES[name].kernel.settings.static_shapes
+        and not EXAMPLES[name].fixed_shapes
+        and shapes_can_vary(EXAMPLES[name].args())
+    )
+
+
+@functools.cache
+def dynamic_twin(name: str) -> Example:
+    """Sample kernel `name` (and its oracle) declared `static_shapes=False`; one per
+    process, so that its cases share Helion's bound kernels as a user's calls do."""
+    example = EXAMPLES[name]
+    return dataclasses.replace(
+        example,
+        name=DYNAMIC_PREFIX + name,
+        kernel=_of_dynamic_shapes(example.kernel),
+        oracle=example.oracle and _of_dynamic_shapes(example.oracle),
+    )
+
+
+def _of_dynamic_shapes(kernel: Any) -> Any:
+    settings = dataclasses.replace(kernel.settings, static_shapes=False)
+    return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
+
+
 def plan_program(index: int, seed: int) -> FuzzCase:
     """Case `index` of a program run: generated program `index` of `seed`, its own inputs."""
     example = example_named(f"{programs.PREFIX}{seed}:{index}")
@@ -221,8 +261,13 @@ def plan_program(index: int, seed: int) -> FuzzCase:
 
 
 def example_named(name: str) -> Any:
-    """A sample kernel, or a generated program (`program:SEED:INDEX`)."""
-    return programs.example_for(name) if name.startswith(programs.PREFIX) else EXAMPLES[name]
+    """A sample kernel, its twin of dynamic shapes (`dynamic:NAME`), or a generated
+    program (`program:SEED:INDEX`)."""
+    if name.startswith(programs.PREFIX):
+        return programs.example_for(name)
+    if name.startswith(DYNAMIC_PREFIX):
+        return dynamic_twin(name.removeprefix(DYNAMIC_PREFIX))
+    return EXAMPLES[name]
 
 
 def shapes_can_vary(args: Sequence[Any]) -> bool:
@@ -591,7 +636,7 @@ def worker_main(cases: range, options: Options) -> None:
     os.dup2(2, 1)
     torch.set_num_threads(1)
     register_out_dtype_matmuls()
-    names = options.only or sample_kernels()
+    names = options.only or (dynamic_twins() if options.dynamic else sample_kernels())
     for index in cases:
         case = (
             plan_program(index, options.seed)
@@ -715,6 +760,7 @@ def _worker_args(batch: range, options: Options) -> list[str]:
         args
         + (["--bounds-checks"] if options.bounds_checks else [])
         + (["--programs"] if options.programs else [])
+        + (["--dynamic"] if options.dynamic else [])
     )
 
 
@@ -783,6 +829,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="generated programs (programs.py; count: --cases, default $FUZZ_PROGRAMS or 3000), "
         "each on the fast and the bounds-checked pipeline; failures are reduced",
     )
+    parser.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="each sample kernel of static shapes as its twin declared static_shapes=False, "
+        "compiled at the example's inputs and run at the case's shapes",
+    )
     parser.add_argument("--only", default="", help="comma-separated example names (default: all)")
     parser.add_argument(
         "--bounds-checks", action="store_true", help="compile with run-time bounds checks"
@@ -798,11 +850,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _options(ns: argparse.Namespace) -> Options:
     only = tuple(name for name in ns.only.split(",") if name)
-    unknown = [name for name in only if name not in EXAMPLES]
+    unknown = [name for name in only if name.removeprefix(DYNAMIC_PREFIX) not in EXAMPLES]
     if unknown:
         raise SystemExit(f"fuzz: unknown examples: {', '.join(unknown)}")
+    if ns.dynamic:
+        only = tuple(DYNAMIC_PREFIX + name.removeprefix(DYNAMIC_PREFIX) for name in only)
     return Options(
-        ns.seed, only, ns.bounds_checks, max(1, ns.jobs), ns.timeout, programs=ns.programs
+        ns.seed,
+        only,
+        ns.bounds_checks,
+        max(1, ns.jobs),
+        ns.timeout,
+        programs=ns.programs,
+        dynamic=ns.dynamic,
     )
 
 
