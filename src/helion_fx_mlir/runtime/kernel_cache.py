@@ -205,11 +205,13 @@ def store(key: str, write_object: ObjectWriter, meta: dict[str, Any]) -> None:
 
 def _link(obj: pathlib.Path, library: pathlib.Path) -> None:
     """A shared library of the JIT's object. Its code is position dependent (LLVM's large
-    code model): the loader relocates it, which `-z notext` allows without a warning."""
+    code model): the loader relocates it, which `-z notext` allows without a warning. Its
+    calls bind to its own functions (`-Bsymbolic`): the kernel's func has the kernel's
+    name, and the entry of a kernel named `tanh` called libm's, loaded before it."""
     linker = _linker()
     assert linker is not None
     subprocess.run(
-        [linker, "-shared", "-Wl,-z,notext", "-o", str(library), str(obj)],
+        [linker, "-shared", "-Wl,-z,notext", "-Wl,-Bsymbolic", "-o", str(library), str(obj)],
         check=True,
         capture_output=True,
         stdin=subprocess.DEVNULL,
