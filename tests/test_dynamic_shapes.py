@@ -45,8 +45,13 @@ OTHER_SHAPES = {
         _matrices((9, 5), (9, 1), (9, 5)),
         _matrices((1, 33), (1, 1), (1, 33)),
     ],
-    # rows of 203, 1 and 2 columns: the strided slice and `-2:` clamp to each call's row
-    "dynamic_row_marks": [_matrices((21, 203)), _matrices((9, 1)), _matrices((5, 2))],
+    # rows of 203, 1, 2 and 5 columns: `::3`, `4:6` and `-2:` clamp to each call's row
+    "dynamic_row_marks": [
+        _matrices((21, 203)),
+        _matrices((9, 1)),
+        _matrices((5, 2)),
+        _matrices((3, 5)),
+    ],
 }
 CASES = [
     pytest.param(name, config, checked, id=f"{name}-{i}-{'checked' if checked else 'fast'}")

@@ -289,13 +289,15 @@ def dynamic_row_gain(x: torch.Tensor, gain: torch.Tensor, shift: torch.Tensor) -
 
 @helion.kernel(static_shapes=False)
 def dynamic_row_marks(x: torch.Tensor) -> torch.Tensor:
-    """Each row's mean over the row, every third column doubled, the last two zeroed,
-    shapes dynamic: a [tm, 1] value stored into a symbolic row broadcasts, a strided slice
-    and a number stored from the end are clamped to each call's row (Helion's sym_max)."""
+    """Each row's mean over the row, every third column doubled, columns 4 and 5 less 1,
+    the last two zeroed, shapes dynamic: a [tm, 1] value stored into a symbolic row
+    broadcasts; slices are clamped to each call's row (`4:6` of a row of 2 is empty), a
+    bound from the end by Helion's sym_max."""
     out = torch.empty_like(x)
     for tm in hl.tile(x.size(0)):
         out[tm, :] = x[tm, :].mean(dim=1, keepdim=True)
         out[tm, ::3] = x[tm, ::3] * 2.0
+        out[tm, 4:6] = x[tm, 4:6] - 1.0
         out[tm, -2:] = 0.0
     return out
 
@@ -303,6 +305,7 @@ def dynamic_row_marks(x: torch.Tensor) -> torch.Tensor:
 def _row_marks_ref(x: torch.Tensor) -> torch.Tensor:
     out = x.mean(1, keepdim=True).expand_as(x).clone()
     out[:, ::3] = x[:, ::3] * 2
+    out[:, 4:6] = x[:, 4:6] - 1
     out[:, -2:] = 0
     return out
 

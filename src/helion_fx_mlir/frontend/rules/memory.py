@@ -218,17 +218,7 @@ def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
                 extent
             )  # clamped to the dim, as Python's (x[3:] of 1 is empty)
             return Slice(start, stop - start, True) if stop > start else Slice(0, 0, True)
-        start = 0 if idx.start is None else idx.start
-        stop = extent if idx.stop is None else idx.stop
-        start, stop = (
-            _from_end(cx, b, extent) if isinstance(b, int) and b < 0 else b for b in (start, stop)
-        )
-        begin = cx.index_value(start)
-        return Slice(
-            begin,
-            cx.builder.index_op("arith.subi", cx.index_value(stop), begin, "slice_size"),
-            True,
-        )
+        return _clamped_slice(cx, idx, cx.index_value(extent))
     if isinstance(idx, int):
         return Slice(_from_end(cx, idx, extent) if idx < 0 else idx, 1, False)
     tile = cx.tile_of(idx)
@@ -257,13 +247,31 @@ def _strided(cx: RuleContext, node: fx.Node, idx: slice, extent: Any) -> Slice:
     )
 
 
-def _slice_bound(cx: RuleContext, bound: int, dim: str) -> str:
-    """A slice bound as Python clamps it into [0, dim]: from the end if negative."""
+def _clamped_slice(cx: RuleContext, idx: slice, dim: str) -> Slice:
+    """`x[start:stop]` over a dim known at run time, its bounds clamped into it as Python
+    clamps them (`x[3:]` of one column is empty, not of size -2)."""
     b = cx.builder
-    if bound >= 0:
-        return b.index_op("arith.minsi", b.index(bound), dim, "stride_bound")
-    shifted = b.index_op("arith.addi", dim, b.index(bound), "stride_bound")
-    return b.index_op("arith.maxsi", shifted, b.index(0), "stride_bound")
+    if idx.start is None and idx.stop is None:
+        return Slice(0, dim, True)
+    begin = b.index(0) if idx.start is None else _slice_bound(cx, idx.start, dim)
+    end = dim if idx.stop is None else _slice_bound(cx, idx.stop, dim)
+    size = b.index_op("arith.subi", end, begin, "slice_size")
+    if idx.start is not None and idx.stop is not None:  # else end >= begin already
+        size = b.index_op("arith.maxsi", size, b.index(0), "slice_size")
+    return Slice(begin, size, True)
+
+
+def _slice_bound(cx: RuleContext, bound: Any, dim: str) -> str:
+    """A slice bound clamped into [0, dim] as Python clamps it: an int below 0 counts from
+    the end; a symbolic one (Helion's, often already clamped with sym_min) is clamped too."""
+    b = cx.builder
+    if isinstance(bound, int) and bound < 0:
+        shifted = b.index_op("arith.addi", dim, b.index(bound), "slice_bound")
+        return b.index_op("arith.maxsi", shifted, b.index(0), "slice_bound")
+    value = b.index(bound) if isinstance(bound, int) else cx.index_value(bound)
+    if not isinstance(bound, int):
+        value = b.index_op("arith.maxsi", value, b.index(0), "slice_bound")
+    return b.index_op("arith.minsi", value, dim, "slice_bound")
 
 
 def _from_end(cx: RuleContext, idx: int, extent: Any) -> Any:
