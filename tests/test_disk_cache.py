@@ -20,6 +20,7 @@ import torch
 from helion.runtime.kernel import Kernel
 
 import helion_fx_mlir  # noqa: F401 - registers the backend
+from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.lowering_context import resolve_config
 from helion_fx_mlir.runtime import jit, kernel_cache, launchers
 
@@ -165,6 +166,41 @@ def test_a_cached_kernel_of_dynamic_shapes_keeps_the_guards_its_code_was_generat
         for gain in order:
             torch.testing.assert_close(compiled(x, gain), x * gain)
     assert compiles == ["row_gain", "row_gain"]
+
+
+def paired_scale(x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    m, n = x.size()
+    pairs = x.view(m, n // 2, 2)
+    out = torch.empty_like(x)
+    out_pairs = out.view(m, n // 2, 2)
+    for tm in hl.tile(m):
+        a, b = hl.split(pairs[tm, :, :])
+        s = scale[tm, :]
+        out_pairs[tm, :, :] = hl.join(a * s, b * s)
+    return out
+
+
+@pytest.mark.parametrize("bounds_checks", [False, True])
+def test_sizes_a_dynamic_kernel_reads_as_one_dim_are_checked_before_each_launch(
+    cache: pathlib.Path, compiles: list[str], bounds_checks: bool
+) -> None:
+    """Helion merges `pairs[tm, :, :]` and `scale[tm, :]` into one reduction dim at the
+    bind (12 and 12) without keying its bound kernels by it: a scale of one column (which
+    eager PyTorch broadcasts) or of 5 then ran with a shorter row, and torch-mlir's
+    assertion that the operands agree aborted the process. Now a clear error, from the
+    compiled code and from the disk cache alike."""
+    x = torch.randn(21, 24)
+    for _ in range(2):
+        kernel = helion.kernel(paired_scale, static_shapes=False)
+        bound = kernel.bind((torch.randn(37, 24), torch.randn(37, 12)))
+        compiled = jit.compile_kernel(bound, bounds_checks=bounds_checks)
+        scale = torch.randn(21, 12)
+        want = (x.view(21, 12, 2) * scale[:, :, None]).view(21, 24)
+        torch.testing.assert_close(compiled(x, scale), want)
+        for columns in (1, 5):
+            with pytest.raises(HelionMLIRError, match=r"scale.size\(1\) is .* not supported"):
+                compiled(x, torch.randn(21, columns))
+    assert compiles == ["paired_scale"]
 
 
 @pytest.mark.parametrize("damage", ["library", "metadata", "format"])

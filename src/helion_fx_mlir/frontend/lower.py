@@ -20,6 +20,7 @@ def lower_kernel(
     """The kernel's MLIR for a config (default: the kernel's own, else the spec default),
     and its signature, known only once lowered (host scalars become arguments on use)."""
     from helion_fx_mlir.frontend.lowering_context import LoweringContext
+    from helion_fx_mlir.frontend.size_checks import size_checks
     from helion_fx_mlir.frontend.visitor import IRVisitor  # torch and Helion load here
 
     ctx = LoweringContext.from_bound_kernel(bound_kernel, config, kernel_name)
@@ -32,6 +33,7 @@ def lower_kernel(
         tuple(ctx.output_args),
         ctx.config,
         ctx.block_size_values,
+        size_checks(ctx.size_requirements, ctx.kernel_args),
     )
     return text, signature
 

@@ -28,6 +28,7 @@ from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
 from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
+from helion_fx_mlir.frontend.size_checks import SizeRequirement
 from helion_fx_mlir.frontend.tile_scopes import ambiguous_tiles, node_at, reason
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 
@@ -83,6 +84,8 @@ class LoweringContext:
     kernel_args: list[KernelArgInfo]
     # block id -> SymInt the host code computes
     host_block_sizes: dict[int, Any] = field(default_factory=dict)
+    # symbolic sizes the code reads as one dim (each launch checks them: size_checks.py)
+    size_requirements: list[SizeRequirement] = field(default_factory=list)
 
     @classmethod
     def from_bound_kernel(
@@ -158,6 +161,15 @@ class LoweringContext:
                 sympy.sympify(size - extent)
             )
             return env.known_equal(size, 1) and not covers
+
+    def require_extent(self, size: Any, block_id: int, node: fx.Node) -> None:
+        """A tensor dim of `size` read whole as block `block_id`'s dim, whose extent is
+        symbolic: the code reads as many elements as the extent, so a launch checks that
+        `size` is that long where both are kernel arguments' sizes."""
+        extent = self.block_sizes[block_id].size
+        symbolic = isinstance(size, torch.SymInt) and isinstance(extent, torch.SymInt)
+        if symbolic and str(size) != str(extent):
+            self.size_requirements.append(SizeRequirement(size, extent, node))
 
     def publish_guards(self) -> None:
         """Key the bound kernel by the input-size guards lowering recorded (as Helion does

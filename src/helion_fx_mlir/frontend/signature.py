@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     import helion
     import torch
 
+    from helion_fx_mlir.frontend.size_checks import SizeCheck
+
 
 # The func argument of a kernel with random ops: the seeds the host draws for each launch.
 RNG_SEEDS = "rng_seeds"
@@ -41,3 +43,4 @@ class KernelSignature:
     outputs: tuple[KernelArgInfo, ...]
     config: helion.Config
     block_sizes: dict[int, int]
+    size_checks: tuple[SizeCheck, ...] = ()  # argument dims a launch must find equal

@@ -635,6 +635,9 @@ class IRVisitor:
     def size_is_one(self, size: Any, block_id: int, load: bool) -> bool:
         return self.ctx.size_is_one(size, block_id, load)
 
+    def require_extent(self, size: Any, block_id: int, node: fx.Node) -> None:
+        self.ctx.require_extent(size, block_id, node)
+
     def block_id_of(self, size: Any) -> int | None:
         """The block id whose size SymInt this is, else None."""
         if not isinstance(size, torch.SymInt):

@@ -23,6 +23,7 @@ from helion_fx_mlir.errors import CodegenError, HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
+from helion_fx_mlir.frontend.size_checks import SizeCheck, check_sizes
 from helion_fx_mlir.runtime import kernel_cache
 from helion_fx_mlir.runtime.launch_args import ArgBlock, packed_entry
 from helion_fx_mlir.runtime.threads import openmp_runtime, use_torch_threads
@@ -49,6 +50,7 @@ class Engine:
     block_sizes: dict[int, int]  # by block id, for the host code's register_block_size
     in_place: list[int]  # per output: the input it is written into, or -1
     unused: set[str] = field(default_factory=set)  # arguments the kernel body never reads or writes
+    size_checks: tuple[SizeCheck, ...] = ()  # argument dims each launch must find equal
 
     @functools.cached_property
     def own_args(self) -> list[int]:
@@ -81,6 +83,8 @@ class Engine:
         host tensors themselves (or their contiguous copies, copied back); the others in
         a buffer the call owns, copied into the host tensor."""
         inputs = [self._input(arg, _host_value(arg, scope)) for arg in self.args]
+        if self.size_checks:
+            check_sizes(self.name, self.size_checks, self.args, inputs)
         hosts = [host_value(scope, o.name) for o in self.outputs]
         outs = [
             inputs[at]
@@ -185,7 +189,15 @@ def _compile(
             module, name, opt_level
         )
     engine = Engine(
-        entry, code, name, args, list(signature.outputs), signature.block_sizes, in_place, unused
+        entry,
+        code,
+        name,
+        args,
+        list(signature.outputs),
+        signature.block_sizes,
+        in_place,
+        unused,
+        signature.size_checks,
     )
     return engine, write_object
 
@@ -278,6 +290,7 @@ def _engine_meta(engine: Engine) -> dict[str, Any]:
         "block_sizes": [[block, size] for block, size in engine.block_sizes.items()],
         "in_place": engine.in_place,
         "unused": sorted(engine.unused),
+        "size_checks": [check.to_json() for check in engine.size_checks],
     }
 
 
@@ -292,6 +305,7 @@ def engine_from_cache(code: kernel_cache.CompiledCode) -> Engine:
         {int(block): int(size) for block, size in meta["block_sizes"]},
         [int(i) for i in meta["in_place"]],
         set(meta["unused"]),
+        tuple(SizeCheck.from_json(check) for check in meta["size_checks"]),
     )
 
 

@@ -103,7 +103,10 @@ def access(
             parts.append(Slice(0, 1, True))
             continue
         part = _slice(cx, node, entry, shape[dim])
-        parts.append(_rolled_chunk(cx, entry, part, next(kept_sizes) if part.keep else None))
+        kept = next(kept_sizes) if part.keep else None
+        if isinstance(entry, slice) and node.target is memory_ops.load:
+            _read_whole(cx, node, kept, shape[dim])
+        parts.append(_rolled_chunk(cx, entry, part, kept))
     parts, guard = _guard_scalar_indices(cx, parts, shape)
     elt = torch_dtype_to_mlir_element_type(dtype or sym_val.dtype)
     result_type = (
@@ -130,6 +133,14 @@ def access(
         tuple(broadcast_sizes),
         dtype or sym_val.dtype,
     )
+
+
+def _read_whole(cx: RuleContext, node: fx.Node, kept: Any, size: Any) -> None:
+    """A `:` Helion gave a reduction dim's block (`cos[tile, :]`): the code reads as many
+    elements as that dim's extent, which another tensor may define (size_checks.py)."""
+    block_id = cx.block_id_of(kept)
+    if block_id is not None:
+        cx.require_extent(size, block_id, node)
 
 
 def _broadcasts(cx: RuleContext, node: fx.Node, entry: Any, size: Any) -> bool:
