@@ -62,6 +62,12 @@ FOUND = [
     # masked tile (lanes past column 0 zero), where Helion broadcasts a size of 1.
     '{"example":"dynamic:scale_by_unit_dims","dtype":"f32","shape_map":{"21":67,"37":1000},'
     '"seed":761452693,"config":{"block_sizes":[2,2],"mlir_vector_width":256}}',
+    # Seed 6 with bounds checks: the config was drawn from the example's bound kernel (with
+    # a reduction loop), but the code generated for it guards sizes != 1, and the case's
+    # 1x1 call bound a kernel of its own without one (InvalidConfig); the example's code
+    # is now generated before the case binds.
+    '{"example":"dynamic:layer_norm_bwd","dtype":"f32","shape_map":{"37":1,"100":1},'
+    '"seed":1526758831,"config":null}',
 ]
 
 

@@ -29,6 +29,7 @@ line ending in a command that reruns it alone, in-process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
@@ -52,6 +53,7 @@ from helion.exc import InvalidConfig
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.examples.registry import Example
+from helion_fx_mlir.frontend.lower import lower_kernel
 from helion_fx_mlir.frontend.lowering_context import KNOBS
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.processes import signal_name
@@ -480,10 +482,14 @@ def _bind_example_first(case: FuzzCase) -> None:
     """For a kernel of dynamic shapes, bind the example's own inputs before the case's: one
     bound kernel serves both where Helion does not specialize them apart, and its code is
     then generated at the example's sizes in every process, a repro's too, and run at the
-    case's."""
+    case's. The example's code is generated first, as by a first call: the size guards it
+    records key the bound kernels, so the case binds the kernel its call will run (and its
+    config is drawn from that kernel's space)."""
     example = example_named(case.example)
     if not example.kernel.settings.static_shapes and case.shape_map:
-        example.kernel.bind(example.args(DTYPES[case.dtype], case.seed))
+        bound = example.kernel.bind(example.args(DTYPES[case.dtype], case.seed))
+        with contextlib.suppress(HelionMLIRError):  # the case's own run reports it
+            lower_kernel(bound)
 
 
 def check(prepared: Prepared, bounds_checks: bool) -> Outcome:
