@@ -154,13 +154,15 @@ class LoweringContext:
         with env, self.bound_kernel.host_function:
             if load:
                 env.resolve_broadcast_dim(size, block_id)
+            if not env.known_equal(size, 1):
+                return False
             extent = env.block_sizes[env.canonical_block_id(block_id)].size
             # A dim as long as the tile's extent (a row read whole) is indexed: at size 1
             # the tile is one lane wide there, and indexing it is broadcasting it.
-            covers = isinstance(extent, int | torch.SymInt) and env.known_nonnegative(
-                sympy.sympify(size - extent)
+            return not (
+                isinstance(extent, int | torch.SymInt)
+                and env.known_nonnegative(sympy.sympify(size - extent))
             )
-            return env.known_equal(size, 1) and not covers
 
     def require_extent(self, size: Any, block_id: int, node: fx.Node) -> None:
         """A tensor dim of `size` read whole as block `block_id`'s dim, whose extent is

@@ -135,6 +135,13 @@ class Engine:
 NO_CPU_CODEGEN = {torch.float8_e5m2}
 
 
+# A cached kernel of dynamic shapes whose code generation settled input sizes under
+# guards (a size 1 a tile indexes broadcasts): those guards key Helion's bound kernels in
+# a process (a call with another size there binds a kernel of its own), so a process
+# loading the code generates it again, in the frontend only, for them.
+GUARDED = "size_guards"
+
+
 def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
     """The kernel's compiled code for a config: from the disk cache, else generate ->
     lower to LLVM -> ExecutionEngine (and into the cache)."""
@@ -149,13 +156,6 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
         meta = {**_engine_meta(engine), GUARDED: _size_guards(bound_kernel)}
         kernel_cache.store(key, write_object, meta)
     return engine
-
-
-# A cached kernel of dynamic shapes whose code generation settled input sizes under
-# guards (a size 1 a tile indexes broadcasts): those guards key Helion's bound kernels in
-# a process (a call with another size there binds a kernel of its own), so a process
-# loading the code generates it again, in the frontend only, for them.
-GUARDED = "size_guards"
 
 
 def _size_guards(bound_kernel: Any) -> bool:

@@ -635,7 +635,10 @@ def subscript_meta(cx: RuleContext, node: fx.Node, index: Sequence[Any], dtype: 
 def _slice_length(node: fx.Node, size: Any, entry: slice) -> Any:
     """How many elements of a dim of `size` the slice takes, as Python counts them: bounds
     from the end if negative, clamped to the dim; symbolic where the size or a bound is."""
-    start, stop, step = (b.meta["val"] if isinstance(b, fx.Node) else b for b in _bounds(entry))
+    step = 1 if entry.step is None else entry.step
+    start, stop = (
+        b.meta["val"] if isinstance(b, fx.Node) else b for b in (entry.start, entry.stop)
+    )
     if (
         not isinstance(step, int)
         or step < 1
@@ -649,16 +652,12 @@ def _slice_length(node: fx.Node, size: Any, entry: slice) -> Any:
     return (torch.sym_max(last - first, 0) + step - 1) // step
 
 
-def _bounds(entry: slice) -> tuple[Any, Any, Any]:
-    return entry.start, entry.stop, 1 if entry.step is None else entry.step
-
-
 def _bound_in_dim(bound: Any, size: Any) -> Any:
-    """A slice bound in [0, size]: an int below 0 counts from the end (a symbolic bound is
-    Helion's, already clamped with sym_min, never negative)."""
-    if isinstance(bound, int) and bound < 0:
-        return torch.sym_max(size + bound, 0)
-    return torch.sym_min(bound, size)
+    """A slice bound in [0, size], as `_slice_bound` clamps it in the code: an int below 0
+    counts from the end, a symbolic one is clamped at 0."""
+    if isinstance(bound, int):
+        return torch.sym_max(size + bound, 0) if bound < 0 else torch.sym_min(bound, size)
+    return torch.sym_min(torch.sym_max(bound, 0), size)
 
 
 def fake_empty(like: Any, shape: list[Any], dtype: torch.dtype = torch.int64) -> Any:

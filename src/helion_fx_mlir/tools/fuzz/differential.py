@@ -487,9 +487,14 @@ def _bind_example_first(case: FuzzCase) -> None:
     config is drawn from that kernel's space)."""
     example = example_named(case.example)
     if not example.kernel.settings.static_shapes and case.shape_map:
-        bound = example.kernel.bind(example.args(DTYPES[case.dtype], case.seed))
-        with contextlib.suppress(HelionMLIRError):  # the case's own run reports it
-            lower_kernel(bound)
+        _generated(example.kernel.bind(example.args(DTYPES[case.dtype], case.seed)))
+
+
+@functools.cache
+def _generated(bound: Any) -> None:
+    """The bound kernel's code generated once per process (its guards then stand)."""
+    with contextlib.suppress(HelionMLIRError):  # the case's own run reports it
+        lower_kernel(bound)
 
 
 def check(prepared: Prepared, bounds_checks: bool) -> Outcome:
