@@ -52,6 +52,13 @@ OTHER_SHAPES = {
         _matrices((5, 2)),
         _matrices((3, 5)),
     ],
+    # rows of 9, 5, 3 and 1 columns: `n - 5` and `n - 7` below 0 count from the end
+    "dynamic_row_tail": [
+        _matrices((21, 9)),
+        _matrices((9, 5)),
+        _matrices((5, 3)),
+        _matrices((3, 1)),
+    ],
 }
 CASES = [
     pytest.param(name, config, checked, id=f"{name}-{i}-{'checked' if checked else 'fast'}")

@@ -302,6 +302,23 @@ def dynamic_row_marks(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=False)
+def dynamic_row_tail(x: torch.Tensor) -> torch.Tensor:
+    """Each row's last five columns summed, less its columns before the last seven, shapes
+    dynamic: a bound `n - 5` below 0 at run time counts from the end as in Python (Helion
+    writes it as torch.sym_ite), so rows of 3 columns sum their last 2, not all 3."""
+    m, n = x.size()
+    out = torch.empty([m], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(m):
+        out[tm] = x[tm, n - 5 :].sum(-1) - x[tm, : n - 7].sum(-1)
+    return out
+
+
+def _row_tail_ref(x: torch.Tensor) -> torch.Tensor:
+    n = x.size(1)
+    return x[:, n - 5 :].sum(-1) - x[:, : n - 7].sum(-1)
+
+
 def _row_marks_ref(x: torch.Tensor) -> torch.Tensor:
     out = x.mean(1, keepdim=True).expand_as(x).clone()
     out[:, ::3] = x[:, ::3] * 2
@@ -622,6 +639,8 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[1, 4]))),
     Example("dynamic_row_marks", dynamic_row_marks, tensors(randn(37, 45)), _row_marks_ref, (torch.float32,),
             (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1]))),
+    Example("dynamic_row_tail", dynamic_row_tail, tensors(randn(37, 45)), _row_tail_ref, (torch.float32,),
+            (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1], reduction_loops=[16]))),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
     Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),

@@ -127,12 +127,29 @@ def emit_expr(scope: Scope, expr: sympy.Expr) -> str:
         return _symbol(scope, expr)
     if isinstance(expr, MODS):
         return python_mod(scope.builder, *(emit_expr(scope, arg) for arg in expr.args))
+    if isinstance(expr, sympy.Piecewise):
+        return _piecewise(scope, expr)
     op = next((name for cls, name in EXPR_OPS.items() if isinstance(expr, cls)), None)
     if op is None:
         raise HelionMLIRError(
             f"symbolic expression {expr} ({type(expr).__name__}) is not supported"
         )
     return _fold(scope, op, [emit_expr(scope, arg) for arg in expr.args], "index", "sym")
+
+
+def _piecewise(scope: Scope, expr: sympy.Piecewise) -> str:
+    """The first branch whose condition holds, as nested arith.select (torch.sym_ite's
+    expression: a symbolic slice bound below 0 counted from the end)."""
+    *branches, (last, always) = expr.args
+    if always != sympy.true:
+        raise HelionMLIRError(f"symbolic expression {expr} has no branch for every case")
+    result = emit_expr(scope, last)
+    for value, cond in reversed(branches):
+        picked, test = emit_expr(scope, value), emit_condition(scope, cond)
+        ssa = scope.builder.fresh("sym_ite")
+        scope.builder.emit(f"{ssa} = arith.select {test}, {picked}, {result} : index")
+        result = ssa
+    return result
 
 
 # SymBool expressions: comparisons of index values, and their boolean combinations.

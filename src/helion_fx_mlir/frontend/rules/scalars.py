@@ -100,6 +100,23 @@ def sym_float(cx: RuleContext) -> Value:
     return as_f64(cx, scalar(cx, node.args[0]))
 
 
+@lowers(torch.sym_ite)
+def sym_ite(cx: RuleContext) -> Value:
+    """`a if cond else b` on scalars: arith.select.
+
+    Helion counts a symbolic slice bound below 0 from the end with it, as Python does
+    (`x[:, n - 5:]` of 3 columns takes the last 2)."""
+    cond, then, other = cx.node.args
+    pick, rest = scalar(cx, then), scalar(cx, other)
+    if pick.type != rest.type:
+        pick, rest = as_f64(cx, pick), as_f64(cx, rest)
+    ssa = cx.builder.fresh(cx.node.name)
+    cx.builder.emit(
+        f"{ssa} = arith.select {_predicate(cx, cond)}, {pick.ssa}, {rest.ssa} : {pick.type}"
+    )
+    return Value(ssa, pick.type)
+
+
 @lowers(_tracing_ops._and, _tracing_ops._or)
 def bool_op(cx: RuleContext) -> Value:
     """`a and b`, `a or b` on scalar predicates (SymBools, 0-d bool tensors): arith.andi/ori
