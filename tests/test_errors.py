@@ -107,3 +107,17 @@ def test_ops_torch_mlir_lowers_to_tm_tensor_fail_at_the_kernel_line() -> None:
     )
     assert f"test_errors.py:{line}:" in str(err.value)
     assert "tm_tensor.sort" in str(err.value)
+
+
+@helion.kernel(static_shapes=True)
+def flip_rows(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        out[tile, :] = torch.flip(x[tile, :], dims=[1])
+    return out
+
+
+def test_flip_of_a_tile_is_refused_at_its_node() -> None:
+    """A row of 20 in 32 lanes: reversed, the masked lanes would come first."""
+    with pytest.raises(LoweringError, match=r"'rev' \(target prims.rev.default\).*torch.flip"):
+        compile_kernel(flip_rows.bind((torch.randn(37, 20),)))

@@ -1,8 +1,11 @@
-"""NaN by PyTorch's rules (`rules/aten.py`): clamp and its forms, maximum and minimum let a
-NaN through from either side, and argmax, argmin, max.dim and min.dim point at a row's
-first NaN. torch-mlir's lowerings took the bound or skipped the NaN: wrong numbers without
-a word. Rows with NaN and infinities at every position, on shapes the blocks do not divide,
-under two configs, in f32, f16 and bf16, against eager (NaN where eager has NaN)."""
+"""NaN by PyTorch's rules (`rules/aten.py`): clamp and its forms, maximum and minimum let a NaN
+through from either side, and argmax, argmin, max.dim and min.dim point at a row's first
+NaN; `x == x` is false on NaN (torch-mlir folds it to true) and `1 / 0` is inf (torch-mlir's
+reciprocal asserts, aborting the process); a float out of int8's range converts as PyTorch's
+does (through int32, 300.0 -> 44), not saturated. torch-mlir's lowerings took the bound or
+skipped the NaN: wrong numbers without a word. Rows with NaN and infinities at every
+position, on shapes the blocks do not divide, under two configs, in f32, f16 and bf16,
+against eager (NaN where eager has NaN)."""
 
 from __future__ import annotations
 
@@ -73,6 +76,33 @@ def row_indices_eager(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return x.argmax(-1), x.argmin(-1), top.indices, bottom.indices, top.values, bottom.values
 
 
+@helion.kernel(static_shapes=True)
+def value_checks(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Self-comparison and the tests built on it (isfinite, isclose), and reciprocals of
+    rows with zeros."""
+    outs = [torch.empty(x.shape, dtype=torch.float32) for _ in range(6)]
+    for tile_m in hl.tile(x.size(0)):
+        a, b = x[tile_m, :], y[tile_m, :]
+        outs[0][tile_m, :] = (a == a).float()  # noqa: PLR0124
+        outs[1][tile_m, :] = torch.isfinite(a).float()
+        outs[2][tile_m, :] = torch.isclose(a, a + b * 1e-9).float()
+        outs[3][tile_m, :] = (a == b).float()
+        outs[4][tile_m, :] = (1.0 / a).float()
+        outs[5][tile_m, :] = torch.reciprocal(b).float() * 2.0
+    return tuple(outs)
+
+
+def value_checks_eager(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return (
+        (x == x).float(),  # noqa: PLR0124
+        torch.isfinite(x).float(),
+        torch.isclose(x, x + y * 1e-9).float(),
+        (x == y).float(),
+        (1.0 / x).float(),
+        torch.reciprocal(y).float() * 2.0,
+    )
+
+
 def _inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """37 rows of 23: NaN in a different column of most rows (two in some), infinities of
     both signs, the rest random; y with NaN in other places."""
@@ -110,6 +140,33 @@ def test_bounds_let_nan_through(dtype: torch.dtype) -> None:
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_index_reductions_point_at_the_first_nan(dtype: torch.dtype) -> None:
     _check(row_indices, row_indices_eager, _inputs(dtype)[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_self_comparisons_and_reciprocals_of_zero(dtype: torch.dtype) -> None:
+    x, y = _inputs(dtype)
+    x[2, :5] = y[3, 7:] = 0.0
+    y[4, 3], y[4, 4] = x[4, 3], -0.0
+    _check(value_checks, value_checks_eager, x, y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_floats_out_of_range_convert_to_narrow_ints_as_pytorch(dtype: torch.dtype) -> None:
+    def narrow(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        signed = torch.empty(x.shape, dtype=torch.int8)
+        unsigned = torch.empty(x.shape, dtype=torch.uint8)
+        short = torch.empty(x.shape, dtype=torch.int16)
+        for tile_m in hl.tile(x.size(0)):
+            v = x[tile_m, :] * 100.0
+            signed[tile_m, :] = v.to(torch.int8) * 3
+            unsigned[tile_m, :] = v.to(torch.uint8)
+            short[tile_m, :] = (v * 300.0).to(torch.int16)
+        return signed, unsigned, short
+
+    x = (torch.randn(37, 23, generator=torch.Generator().manual_seed(0)) * 3).to(dtype)
+    v = x * 100.0
+    expected = (v.to(torch.int8) * 3, v.to(torch.uint8), (v * 300.0).to(torch.int16))
+    _check(helion.kernel(narrow, static_shapes=True), lambda _: expected, x)
 
 
 def test_integer_clamps_and_maxima_are_unchanged() -> None:

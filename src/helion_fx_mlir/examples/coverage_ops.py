@@ -239,6 +239,39 @@ def _with_negative_zeros(dtype: torch.dtype) -> torch.Tensor:
     return y
 
 
+@helion.kernel(static_shapes=True)
+def guarded_inverse(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """1 / x where x is finite and not close to y, else 0: `x == x` inside isfinite is
+    false on NaN, isclose's `and` is a prims op, and 1 / 0 is inf (then dropped)."""
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        v, w = x[tile], y[tile]
+        keep = torch.isfinite(v) & ~torch.isclose(v, w)
+        out[tile] = torch.where(keep, 1.0 / v, 0.0) + (1.0 / w).clamp(-4.0, 4.0)
+    return out
+
+
+def _guarded_inverse_ref(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    keep = torch.isfinite(x) & ~torch.isclose(x, y)
+    return torch.where(keep, 1.0 / x, 0.0) + (1.0 / y).clamp(-4.0, 4.0)
+
+
+def _with_specials(dtype: torch.dtype) -> torch.Tensor:
+    """Zeros, NaN and infinities among normal values."""
+    x = torch.randn(37, 50, dtype=dtype)
+    x[::6, ::5] = 0.0
+    x[1::6, ::7] = float("nan")
+    x[2::6, ::9] = float("inf")
+    return x
+
+
+def _near(dtype: torch.dtype) -> torch.Tensor:
+    """Zeros in other places, some where _with_specials has its own (isclose there)."""
+    y = torch.randn(37, 50, dtype=dtype)
+    y[::4, ::3] = 0.0
+    return y
+
+
 def _distinct_logits(dtype: torch.dtype) -> torch.Tensor:
     """Rows of distinct values exact in bf16: eager topk orders ties unspecified."""
     return torch.stack([torch.randperm(20) for _ in range(37)]).to(dtype) / 4 - 2.5
@@ -270,6 +303,7 @@ EXAMPLES = [
             (torch.int32, torch.int16)),
     Example("clamp_hypot", clamp_hypot, tensors(randn(37, 50), randn(37, 50), randn(37, 50)),
             lambda x, lo, hi: torch.clamp(x, lo, hi) + torch.hypot(x, lo), FLOATS),
+    Example("guarded_inverse", guarded_inverse, tensors(_with_specials, _near), _guarded_inverse_ref, FLOATS),
     Example("sign_ops", sign_ops, tensors(randn(37, 50), _with_negative_zeros),
             lambda x, y: torch.copysign(x, y) + torch.signbit(y).to(x.dtype) + torch.copysign(x, -1.0), (*FLOATS, torch.float64)),
 ]

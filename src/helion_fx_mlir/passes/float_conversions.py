@@ -1,4 +1,5 @@
-"""Float conversions LLVM cannot lower on CPU, rewritten as ones it can (f64 <-> half, fp8)."""
+"""Float conversions LLVM cannot lower on CPU, rewritten as ones it can (f64 <-> half, fp8),
+and float -> narrow int conversions as PyTorch does them."""
 
 from __future__ import annotations
 
@@ -56,6 +57,26 @@ def split_half_conversions(module: ir.Module) -> None:
         {"arith.truncf", "arith.extf"},
         lambda op: "f64" in _conversion_types(op) and bool(_conversion_types(op) & {"f16", "bf16"}),
         lambda op: _from_f32(_to_f32(op.operands[0]), op.results[0].type),
+    )
+
+
+@register(
+    "helion-narrow-ints-through-i32", "float -> i8/i16 conversions as float -> i32, truncated"
+)
+def narrow_ints_through_i32(module: ir.Module) -> None:
+    """float -> int8/uint8/int16 as PyTorch converts on CPU: to int32, then the low bits
+    (300.0 -> 44 in int8, -1.0 -> 255 in uint8). LLVM's direct conversion of a value out of
+    the narrow range is poison, and x86 saturates it in vector code (300.0 -> 127)."""
+    _replace_each(
+        module,
+        {"arith.fptosi", "arith.fptoui"},
+        lambda op: str(op.results[0].type) in ("i8", "i16"),
+        lambda op: (
+            arith.TruncIOp(
+                op.results[0].type,
+                arith.FPToSIOp(ir.IntegerType.get_signless(32), op.operands[0]).result,
+            ).result
+        ),
     )
 
 

@@ -50,6 +50,7 @@ _FOR_LLVM = (
     "helion-reject-tm-tensor-ops",
     "helion-guard-integer-division",
     "helion-split-half-conversions",
+    "helion-narrow-ints-through-i32",
     "helion-expand-fp8-extensions",
     "helion-expand-fp8-truncations",
     "helion-emit-c-interface",

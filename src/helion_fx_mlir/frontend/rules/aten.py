@@ -129,6 +129,33 @@ def tensor_form(
     return cx.torch_call(node.name, target, *operands, *args[2:], **kwargs).value
 
 
+# prims ops torch-mlir imports but does not lower (torch.isclose decomposes to
+# prims.bitwise_and): the ATen op of the same meaning.
+PRIMS_AS_ATEN: dict[Any, Any] = {
+    torch.ops.prims.bitwise_and.default: aten.bitwise_and.Tensor,
+    torch.ops.prims.bitwise_or.default: aten.bitwise_or.Tensor,
+}
+
+
+@lowers(*PRIMS_AS_ATEN)
+def prims_as_aten(cx: RuleContext) -> Value:
+    """The ATen op on the same operands, aligned by tile as any pointwise op."""
+    node = cx.node
+    args, kwargs = restored_args(node)
+    aligned = [aligned_by_tile(cx, a) for a in args]
+    target = PRIMS_AS_ATEN[node.target]
+    return cx.emit_torch_op(node.name, target, aligned, kwargs, cx.result_meta)
+
+
+@lowers(torch.ops.prims.rev.default)
+def reverse(cx: RuleContext) -> Value:
+    """torch.flip: refused with an error (torch-mlir does not lower it either).
+
+    A tile's dim is as wide as its block, masked lanes past the tensor's end, and
+    reversing it would bring those lanes to the front."""
+    raise LoweringError(cx.node, "torch.flip of a tile is not supported")
+
+
 # torch-mlir crashes the process converting a Python scalar to an 8-bit integer element
 # type (convertScalarToDtype without the original dtype); on int8/uint8 tensors these ops
 # take the scalar as a 0-d tensor instead. Other dtypes go through torch-mlir unchanged.
@@ -238,6 +265,38 @@ def _held(cx: RuleContext, name: str, x: TypedValue, bound: TypedValue, kind: st
 def _is_nan(cx: RuleContext, name: str, x: TypedValue) -> TypedValue:
     """x != x: true on NaN lanes only."""
     return cx.torch_call(f"{name}_nan", aten.ne.Tensor, x, x)
+
+
+@lowers(aten.eq.Tensor)
+def float_equal(cx: RuleContext) -> Value:
+    """`a == b` on floats as `not (a != b)`, which torch-mlir does not fold.
+
+    torch-mlir folds `eq.Tensor(x, x)` to true, which is false on a NaN lane
+    (`torch.isfinite` is `x == x and |x| != inf`)."""
+    node = cx.node
+    args, _ = restored_args(node)
+    if not any(_is_tensor(a) and a.meta["val"].dtype.is_floating_point for a in args):
+        return cx.aten_compute()
+    aligned = [aligned_by_tile(cx, a) for a in args]
+    meta = cx.result_meta
+    differs = TypedValue(
+        cx.emit_torch_op(f"{node.name}_ne", aten.ne.Tensor, aligned, {}, meta), meta
+    )
+    return cx.torch_call(node.name, aten.logical_not.default, differs).value
+
+
+@lowers(aten.reciprocal.default)
+def reciprocal(cx: RuleContext) -> Value:
+    """1 / x as aten.div, which gives inf at 0 as PyTorch does.
+
+    torch-mlir's reciprocal asserts x != 0 at run time, and the assertion aborts the user's
+    process (`1.0 / x` in a kernel is a reciprocal once Helion has decomposed it)."""
+    node = cx.node
+    args, _ = restored_args(node)
+    result = cx.result_meta
+    x = as_tensor(cx, f"{node.name}_x", args[0], result)
+    one = as_tensor(cx, f"{node.name}_one", 1.0, result)
+    return cx.torch_call(node.name, aten.div.Tensor, one, x).value
 
 
 @lowers(aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim)
