@@ -169,6 +169,43 @@ def test_floats_out_of_range_convert_to_narrow_ints_as_pytorch(dtype: torch.dtyp
     _check(helion.kernel(narrow, static_shapes=True), lambda _: expected, x)
 
 
+@helion.kernel(static_shapes=True)
+def floor_quotients(x: torch.Tensor, y: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """`//` by a number, a tile and a row's divisor, and square roots as powers."""
+    by_two, by_y, by_row, roots = (torch.empty_like(x) for _ in range(4))
+    for tile_m in hl.tile(x.size(0)):
+        v, w = x[tile_m, :], y[tile_m, :]
+        by_two[tile_m, :] = v // 2.0
+        by_y[tile_m, :] = torch.floor_divide(v, w)
+        by_row[tile_m, :] = v // r[tile_m, None]
+        roots[tile_m, :] = v**0.5 + torch.abs(w) ** -0.5
+    return by_two, by_y, by_row, roots
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_floor_division_and_roots_at_infinities_as_eager(dtype: torch.dtype) -> None:
+    """inf // 2 is nan and -7.5 // inf is -1 (Python's rule, which eager follows: floor(a /
+    b) gave inf and nan); x ** 0.5 of -inf is nan (eager's sqrt; C's pow gives inf)."""
+    x, y = (t.float() for t in _inputs(torch.float32))
+    specials = torch.tensor([0.0, -0.0, 1e30, -1e30, 3.0, -3.0, 7.5, -7.5, float("inf")])
+    x[3, :9], y[5, :9], y[6, :9] = specials, specials, -specials
+    r = torch.randn(37, generator=torch.Generator().manual_seed(1))
+    r[2], r[3], r[4] = 0.0, float("inf"), -2.0
+    x, y, r = x.to(dtype), y.to(dtype), r.to(dtype)
+    _check(
+        floor_quotients,
+        lambda x, y, r: (
+            x // 2.0,
+            torch.floor_divide(x, y),
+            x // r[:, None],
+            x**0.5 + y.abs() ** -0.5,
+        ),
+        x,
+        y,
+        r,
+    )
+
+
 def test_integer_clamps_and_maxima_are_unchanged() -> None:
     def ints(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)

@@ -183,20 +183,88 @@ def byte_scalar_operand(cx: RuleContext) -> Value:
 
 
 @lowers(aten.div.Tensor_mode)
-def byte_div(cx: RuleContext) -> Value:
+def div_with_mode(cx: RuleContext) -> Value:
     """On int8/uint8: torch.aten.div.Tensor_mode in i32, cast back (torch-to-linalg has no
-    8-bit integer division; the i32 quotient wraps back as eager's does); else unchanged."""
+    8-bit integer division; the i32 quotient wraps back as eager's does). Floor division of
+    floats as PyTorch's (`float_floor_div`); else unchanged."""
     node = cx.node
     result = cx.meta(node)
+    args, kwargs = restored_args(node)
+    if result.dtype.is_floating_point and kwargs.get("rounding_mode") == "floor":
+        return float_floor_div(cx, args[0], args[1]).value
     if result.dtype not in BYTES:
         return cx.aten_compute()
-    args, kwargs = restored_args(node)
     wide = fake_empty(result, [], torch.int32)
     operands = [
         as_tensor(cx, f"{node.name}_operand{i}", arg, wide) for i, arg in enumerate(args[:2])
     ]
     quotient = cx.torch_call(f"{node.name}_i32", aten.div.Tensor_mode, *operands, **kwargs)
     return cx.convert(quotient, result.dtype, node.name).value
+
+
+def float_floor_div(cx: RuleContext, dividend: Any, divisor: Any) -> TypedValue:
+    """a // b as PyTorch computes it on floats (Python's rule): `(a - fmod(a, b)) / b`, one
+    less where the remainder's sign is not b's, rounded to the nearest integer, a zero
+    quotient signed as a / b, and a / b itself for b == 0. `floor(a / b)` differs where
+    a / b is inf (inf // 2 is nan) or rounds (a / b of 1e30 and 3).
+
+    In f32 for f16/bf16, as eager's vector code computes them, cast back. Scalars are
+    floats: torch-mlir folds a constant float tensor compared with an int wrongly (its
+    `2.0 < 0` is true), and b is often a constant."""
+    name, result = cx.node.name, cx.result_meta
+    wide = fake_empty(result, [], accumulate_dtype(result.dtype))
+    a, b = (
+        as_tensor(cx, f"{name}_{part}", aligned_by_tile(cx, arg), wide)
+        for part, arg in (("a", dividend), ("b", divisor))
+    )
+
+    def call(part: str, target: Any, *args: Any) -> TypedValue:
+        return cx.torch_call(f"{name}_{part}", target, *args)
+
+    quotient = call("quotient", aten.div.Tensor, a, b)
+    # torch-mlir's fmod is a - b * trunc(a / b): nan for b = +-inf, where fmod gives a
+    rem = call(
+        "rem",
+        aten.where.self,
+        call("b_inf", aten.isinf.default, b),
+        a,
+        call("fmod", aten.fmod.Tensor, a, b),
+    )
+    exact = call("exact", aten.div.Tensor, call("whole", aten.sub.Tensor, a, rem), b)
+    signs_differ = call(
+        "signs_differ",
+        aten.ne.Tensor,
+        call("b_neg", aten.lt.Scalar, b, 0.0),
+        call("rem_neg", aten.lt.Scalar, rem, 0.0),
+    )
+    step_down = call(
+        "step_down",
+        aten.logical_and.default,
+        call("rem_nonzero", aten.ne.Scalar, rem, 0.0),
+        signs_differ,
+    )
+    exact = call(
+        "stepped", aten.where.self, step_down, call("less", aten.sub.Scalar, exact, 1.0), exact
+    )
+    floor = call("floor", aten.floor.default, exact)
+    rounds_up = call("rounds_up", aten.gt.Scalar, call("frac", aten.sub.Tensor, exact, floor), 0.5)
+    floor = call(
+        "rounded", aten.where.self, rounds_up, call("up", aten.add.Scalar, floor, 1.0), floor
+    )
+    signed_zero = call(
+        "signed_zero",
+        aten.where.self,
+        sign_bit(cx, f"{name}_zero_sign", quotient),
+        as_tensor(cx, f"{name}_neg_zero", -0.0, wide),
+        as_tensor(cx, f"{name}_zero", 0.0, wide),
+    )
+    floor = call(
+        "nonzero", aten.where.self, call("is_zero", aten.eq.Scalar, exact, 0.0), signed_zero, floor
+    )
+    floor = call(
+        "by_zero", aten.where.self, call("b_zero", aten.eq.Scalar, b, 0.0), quotient, floor
+    )
+    return cx.convert(floor, result.dtype, name)
 
 
 def _is_tensor(arg: Any) -> bool:
@@ -400,13 +468,22 @@ def sign_bit(cx: RuleContext, name: str, x: TypedValue) -> TypedValue:
     return TypedValue(Value(ssa, ty), meta)
 
 
+# Powers eager computes as roots (its pow kernel's special cases; not in float16, where it
+# calls pow).
+ROOTS = {0.5: aten.sqrt.default, -0.5: aten.rsqrt.default}
+
+
 @lowers(aten.pow.Tensor_Scalar)
 def integer_pow(cx: RuleContext) -> Value:
     """On integer tensors: torch.aten.mul by repeated squaring (torch-to-linalg has no
-    integer pow); a float result pows the input cast to it; float inputs are unchanged."""
+    integer pow); a float result pows the input cast to it. On floats, `x ** 0.5` and
+    `x ** -0.5` are sqrt and rsqrt where eager's are (nan at -inf, where C's pow gives inf
+    and 0); other float powers unchanged."""
     node = cx.node
     args, _ = restored_args(node)
     x, exponent, result = cx.typed(args[0]), args[1], cx.meta(node)
+    if x.meta.dtype in (torch.float32, torch.float64, torch.bfloat16) and exponent in ROOTS:
+        return cx.torch_call(node.name, ROOTS[exponent], x).value
     if x.meta.dtype.is_floating_point or x.meta.dtype == torch.bool:
         return cx.aten_compute()
     if result.dtype.is_floating_point:
