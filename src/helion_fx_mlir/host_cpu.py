@@ -30,3 +30,8 @@ def cpu_model() -> str:
 def cpu_flags() -> frozenset[str]:
     """The instruction-set flags (empty where /proc/cpuinfo has none)."""
     return frozenset(cpu_fields().get("flags", "").split())
+
+
+def vector_registers() -> int:
+    """Vector registers LLVM may allocate on this CPU: 32 with AVX-512, else 16 (AVX2's ymm)."""
+    return 32 if "avx512f" in cpu_flags() else 16

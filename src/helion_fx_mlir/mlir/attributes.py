@@ -15,3 +15,10 @@ INDEPENDENT_PROGRAMS = "helion.independent_programs"
 VECTOR_WIDTH_KEY = "mlir_vector_width"
 VECTOR_WIDTHS = (512, 256)
 VECTOR_WIDTH = "helion.vector_width"
+
+# The vector registers of the CPU the code is for: register tiles are sized by them.
+# Without the module attribute, AVX-512's 32 (the CPUs the goldens and the default
+# schedules were written for); `compile_kernel` writes the host's where it has fewer
+# (16 on AVX2), and `helion-opt` input may set it to see another target's schedules.
+VECTOR_REGISTERS = "helion.vector_registers"
+DEFAULT_VECTOR_REGISTERS = 32

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from torch_mlir import ir
 
-from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH
+from helion_fx_mlir.mlir.attributes import (
+    DEFAULT_VECTOR_REGISTERS,
+    VECTOR_REGISTERS,
+    VECTOR_WIDTH,
+)
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
 from helion_fx_mlir.passes.registry import register
@@ -67,3 +71,23 @@ def _set_passthrough(func: ir.Operation, width: str) -> None:
         for name in _LLVM_ATTRS
     ]
     attrs["passthrough"] = ir.ArrayAttr.get([*kept, *ours])
+
+
+def vector_registers(module: ir.Module) -> int:
+    """The vector registers of the CPU the module is for (DEFAULT_VECTOR_REGISTERS unless
+    the module says otherwise)."""
+    attrs = module.operation.attributes
+    if VECTOR_REGISTERS not in attrs:
+        return DEFAULT_VECTOR_REGISTERS
+    return ir.IntegerAttr(attrs[VECTOR_REGISTERS]).value
+
+
+def target_vector_registers(module: ir.Module, registers: int) -> None:
+    """Record the registers of the CPU the code is for (the host's, for the JIT), where they
+    are not the default: the schedules size register tiles by them."""
+    if registers == DEFAULT_VECTOR_REGISTERS:
+        return
+    with mlir_context():
+        module.operation.attributes[VECTOR_REGISTERS] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), registers
+        )

@@ -23,12 +23,18 @@ from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.vector_width import vector_registers
 
 TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
 HALF_TYPES = {"f16", "bf16"}
 LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
-MATMUL_TILE = (8, 32)  # accumulator rows x columns held in registers across the K loop
+# Accumulator rows x f32 columns held in registers across the K loop, by the target's
+# vector registers (module attribute VECTOR_REGISTERS; AVX-512's 32 without it): about
+# half of them accumulate, beside B's vectors and a broadcast A value. Measured on an AVX2
+# EPYC (16 ymm), matmul 1024^3 in 64^3 blocks: 8x32 spills (56 GFLOP/s), 6x16 (rows 4 where
+# 6 does not divide the block) 92-97, 8x8 66.
+MATMUL_TILES = {32: (8, 32), 16: (6, 16)}
 # Rows a reduction reads at once, an innermost one ROW_LANES (one AVX-512 register) of each
 # per step: a core keeps more reads in flight over several rows than down one (sum of 4096
 # rows of 4096 f32 on 2 threads in 8-row blocks: 1.94 -> 1.76 ms, eager 1.66).
@@ -54,6 +60,13 @@ class Schedule:
     interchange: tuple[int, ...] = ()  # the tile loops' order, outermost first (empty: as is)
 
 
+@dataclass(frozen=True)
+class Target:
+    """What the schedules take from the CPU the code is for."""
+
+    matmul_tile: tuple[int, int]
+
+
 @register(
     "helion-vectorize-tile-bodies",
     "tile and vectorize the linalg ops and padded loads a schedule fits",
@@ -61,7 +74,8 @@ class Schedule:
 def vectorize_tile_bodies(module: ir.Module) -> None:
     """Tile and vectorize every linalg op and padded load a schedule fits."""
     with mlir_context():
-        scheduled = [(op, schedule_for(op)) for op in _candidates(module)]
+        target = Target(MATMUL_TILES[vector_registers(module)])
+        scheduled = [(op, schedule_for(op, target)) for op in _candidates(module)]
         apply_schedules(module, [(op, s) for op, s in scheduled if s is not None])
         _widen_contractions(module)
 
@@ -117,12 +131,12 @@ def _tagged(module: ir.Module) -> list[ir.Operation]:
     return ops_where(module, lambda op: TAG in op.attributes)
 
 
-def schedule_for(op: ir.Operation) -> Schedule | None:
+def schedule_for(op: ir.Operation, target: Target) -> Schedule | None:
     """The op's schedule, or None to leave it scalar."""
     checked = op.results if op.name == "tensor.pad" else [*op.operands, *op.results]
     if not all(_vectorizable(v.type) for v in checked) or _has_scalar_only_op(op):
         return None
-    return SCHEDULERS[op.name](op)
+    return SCHEDULERS[op.name](op, target)
 
 
 def _has_scalar_only_op(op: ir.Operation) -> bool:
@@ -171,11 +185,11 @@ def _elementwise(extents: Sequence[int]) -> Schedule | None:
     return _schedule(extents, [1] * (len(extents) - 1) + [inner_lanes(extents[-1])])
 
 
-def _fill(op: ir.Operation) -> Schedule | None:
+def _fill(op: ir.Operation, target: Target) -> Schedule | None:
     return _elementwise(_shape(op.results[0]))
 
 
-def _generic(op: ir.Operation) -> Schedule | None:
+def _generic(op: ir.Operation, target: Target) -> Schedule | None:
     """Every loop one at a time but the innermost, LANES-wide chunks of it. Elementwise:
     rows of vectors. An outer-dim reduction becomes vector adds of rows. An innermost
     reduction longer than one chunk is split: chunks are combined lane by lane into a
@@ -240,15 +254,15 @@ def loop_extents(op: ir.Operation) -> list[int] | None:
     return None if None in extents else [e for e in extents if e is not None]
 
 
-def _matmul(op: ir.Operation) -> Schedule | None:
-    """MATMUL_TILE of the accumulator, K one step at a time: FMAs of broadcast A values
-    with B rows into registers that stay live across the K loop."""
+def _matmul(op: ir.Operation, target: Target) -> Schedule | None:
+    """The target's matmul tile of the accumulator, K one step at a time: FMAs of broadcast
+    A values with B rows into registers that stay live across the K loop."""
     maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if maps != PLAIN_MAPS[op.name]:
         return None  # a transposed or broadcast operand: the schedule is for plain layouts
     *batch, m, n = _shape(op.results[0])
     k = _shape(op.operands[0])[-1]
-    rows, cols = (_divisor(m, MATMUL_TILE[0]), _divisor(n, MATMUL_TILE[1]))
+    rows, cols = (_divisor(m, target.matmul_tile[0]), _divisor(n, target.matmul_tile[1]))
     return _schedule([*batch, m, n, k], [1] * len(batch) + [rows, cols, 1], contraction=True)
 
 
@@ -270,7 +284,7 @@ def _divisor(extent: int, most: int) -> int:
     return next(t for t in range(min(extent, most), 0, -1) if extent % t == 0)
 
 
-def _pad(op: ir.Operation) -> Schedule | None:
+def _pad(op: ir.Operation, target: Target) -> Schedule | None:
     """A padded load: one masked vector read of the block (valid lanes), the rest the pad value."""
     shape = _shape(op.results[0])
     return Schedule((), tuple(shape)) if unrolls_well(shape) else None

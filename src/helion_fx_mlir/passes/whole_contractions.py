@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from torch_mlir import ir
-from torch_mlir.dialects import tensor
+from torch_mlir.dialects import arith, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named
+from helion_fx_mlir.passes.packed_operands import packs, strided_rows
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, unrolls_well
 
@@ -58,8 +59,13 @@ def whole_k_contractions(module: ir.Module) -> None:
                 for i, dim in enumerate(K_DIMS[contraction.name])
             ]
             whole = [s for s in strips if s is not None]
-            if len(whole) == len(strips) and _same_k(whole):
+            if len(whole) != len(strips) or not _same_k(whole):
+                continue
+            group = _blocks_per_step(whole[1], bounds)
+            if group == bounds.trips:
                 _replace(loop, contraction, whole)
+            elif group > 1:
+                _coarsen(loop, contraction, whole, bounds, group)
 
 
 def _sole_contraction(loop: ir.Operation) -> ir.Operation | None:
@@ -227,9 +233,9 @@ def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
     )
 
 
-def _hoisted(value: ir.Value, loop: ir.Operation) -> ir.Value:
+def _hoisted(value: ir.Value, loop: ir.Operation | None) -> ir.Value:
     """The value, usable before the loop: an `_invariant` op inside it is copied out."""
-    if not defined_in(value, loop):
+    if loop is None or not defined_in(value, loop):
         return value
     return value.owner.clone().results[0]  # at the insertion point, before the loop
 
@@ -292,10 +298,66 @@ def _affine_linear(expr: ir.AffineExpr) -> tuple[int, int] | None:
     return None
 
 
+def _blocks_per_step(b_strip: Strip, bounds: Bounds) -> int:
+    """K blocks one contraction takes: all of them, unless B's rows are strided and the
+    whole strip is too large to pack (packed_operands.py), then the most whose strip is
+    not (at least one)."""
+    if b_strip.pad is not None or b_strip.cast is not None:
+        return bounds.trips
+    element = ir.RankedTensorType(b_strip.slice.results[0].type).element_type
+    if not strided_rows(b_strip.slice.results[0]) or packs(
+        _strip_shape(b_strip, b_strip.k_size), element
+    ):
+        return bounds.trips
+    block = b_strip.k_size // bounds.trips
+    fitting = [
+        g for g in range(1, bounds.trips) if packs(_strip_shape(b_strip, block * g), element)
+    ]
+    return max((g for g in fitting if bounds.trips % g == 0), default=1)
+
+
+def _strip_shape(strip: Strip, k_size: int) -> list[int]:
+    shape = list(ir.RankedTensorType(strip.slice.results[0].type).shape)
+    shape[strip.k_dim] = k_size
+    return shape
+
+
+def _coarsen(
+    loop: ir.Operation, contraction: ir.Operation, strips: list[Strip], bounds: Bounds, group: int
+) -> None:
+    """Step the loop over `group` K blocks at a time, each contraction over their strips."""
+    if loop.name == "affine.for":
+        loop.attributes["step"] = ir.IntegerAttr.get(ir.IndexType.get(), bounds.step * group)
+    else:
+        with ir.InsertionPoint(loop), loop.location:
+            loop.operands[2] = arith.ConstantOp(ir.IndexType.get(), bounds.step * group).result
+    block = strips[0].k_size // bounds.trips
+    with ir.InsertionPoint(contraction), contraction.location:
+        operands = [
+            _strip_value(strip, _offsets(strip.slice)[strip.k_dim], block * group, None)
+            for strip in strips
+        ]
+    for i, value in enumerate(operands):
+        old = contraction.operands[i]
+        contraction.operands[i] = value
+        _erase_unused(old.owner)
+
+
+def _erase_unused(op: ir.OpView) -> None:
+    """The op, and the ops only it used, when nothing uses its results any more."""
+    if any(True for result in op.results for _ in result.uses):
+        return
+    operands = [v.owner for v in op.operands if isinstance(v.owner, ir.OpView)]
+    op.erase()
+    for owner in operands:
+        if owner.name in {"tensor.extract_slice", "tensor.pad", "tensor.empty", "linalg.generic"}:
+            _erase_unused(owner)
+
+
 def _replace(loop: ir.Operation, contraction: ir.Operation, strips: list[Strip]) -> None:
     """Slice the whole strips before the loop, contract them into the loop's init, drop the loop."""
     with ir.InsertionPoint(loop), loop.location:
-        operands = [_strip_value(strip, loop) for strip in strips]
+        operands = [_strip_value(strip, strip.k_start, strip.k_size, loop) for strip in strips]
         whole = contraction.clone()
     for i, value in enumerate(operands):
         whole.operands[i] = value
@@ -304,18 +366,21 @@ def _replace(loop: ir.Operation, contraction: ir.Operation, strips: list[Strip])
     loop.erase()
 
 
-def _strip_value(strip: Strip, loop: ir.Operation) -> ir.Value:
-    """The block's slice with K widened to the whole range, padded as the block was."""
+def _strip_value(
+    strip: Strip, k_start: ir.Value | int, k_size: int, loop: ir.Operation | None
+) -> ir.Value:
+    """The block's slice with K widened to k_size rows from k_start, padded and converted
+    as the block was; built before `loop` from values hoisted out of it (None: in place)."""
     op = strip.slice
     offsets = [
-        strip.k_start if i == strip.k_dim else o if isinstance(o, int) else _hoisted(o, loop)
+        k_start if i == strip.k_dim else o if isinstance(o, int) else _hoisted(o, loop)
         for i, o in enumerate(_offsets(op))
     ]
     sizes = [_hoisted(v, loop) for v in list(op.operands)[1 + _operand_count(op, "offsets") :]]
     static_sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
-    static_sizes[strip.k_dim] = strip.k_size
+    static_sizes[strip.k_dim] = k_size
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    shape[strip.k_dim] = strip.k_size
+    shape[strip.k_dim] = k_size
     element = ir.RankedTensorType(op.operands[0].type).element_type
     static_offsets = [
         ir.ShapedType.get_dynamic_size() if isinstance(o, ir.Value) else o for o in offsets
@@ -337,7 +402,7 @@ def _strip_value(strip: Strip, loop: ir.Operation) -> ir.Value:
     for i, operand in enumerate([value, *amounts]):
         padded.operands[i] = operand
     shape = list(ir.RankedTensorType(strip.pad.results[0].type).shape)
-    shape[strip.k_dim] = strip.k_size
+    shape[strip.k_dim] = k_size
     padded.results[0].set_type(ir.RankedTensorType.get(shape, element))
     widened = padded.results[0]
     return widened if strip.cast is None else _widened_cast(strip.cast, widened)

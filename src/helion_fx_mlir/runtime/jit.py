@@ -19,7 +19,7 @@ import helion
 import torch
 from torch._inductor import inductor_prims
 
-from helion_fx_mlir import processes
+from helion_fx_mlir import host_cpu, processes
 from helion_fx_mlir.errors import CodegenError, HelionMLIRError
 from helion_fx_mlir.frontend.host_program import build_host_function, host_value
 from helion_fx_mlir.frontend.lower import lower_kernel
@@ -250,7 +250,11 @@ def _lowered(
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
     from helion_fx_mlir.passes.pipelines import to_llvm_module
-    from helion_fx_mlir.passes.vector_width import drop_vector_width, vector_width
+    from helion_fx_mlir.passes.vector_width import (
+        drop_vector_width,
+        target_vector_registers,
+        vector_width,
+    )
 
     source = parse_module(text)  # the first lowering's; each later one parses its own
     narrow = vector_width(source) is not None
@@ -261,6 +265,7 @@ def _lowered(
             source = None
             if default_width:
                 drop_vector_width(kernel)
+            target_vector_registers(kernel, host_cpu.vector_registers())
             module = to_llvm_module(kernel, bounds_checks, bf16_dots)
             if not (probe or narrow):
                 return module, OPT_LEVEL, None
