@@ -206,6 +206,43 @@ def test_floor_division_and_roots_at_infinities_as_eager(dtype: torch.dtype) -> 
     )
 
 
+@helion.kernel(static_shapes=True)
+def remainders(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """fmod by a tile, by numbers (one not exact in bf16, one infinite), and remainder."""
+    by_y, by_tenth, by_inf, rem = (torch.empty_like(x) for _ in range(4))
+    for tile_m in hl.tile(x.size(0)):
+        v, w = x[tile_m, :], y[tile_m, :]
+        by_y[tile_m, :] = torch.fmod(v, w)
+        by_tenth[tile_m, :] = torch.fmod(v, 0.1)
+        by_inf[tile_m, :] = torch.fmod(v, float("inf"))
+        rem[tile_m, :] = torch.remainder(v, w)
+    return by_y, by_tenth, by_inf, rem
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fmod_is_exact_as_eager(dtype: torch.dtype) -> None:
+    """fmod is C's (exact, a's sign): torch-mlir's `a - b * trunc(a / b)` gave nan for an
+    infinite b (eager: a), 0 for 16777217 fmod 0.1 (eager: 0.05) and +0 for -1e30 fmod 3;
+    the sign of each zero is checked too. A number divisor is rounded to the tensor's dtype
+    first, as eager's (0.1 in bf16 is 0.10009765625)."""
+    x, y = _inputs(torch.float32)
+    specials = torch.tensor([0.0, -0.0, 1e30, -1e30, 16777217.0, -5.5, 7.0, 3.0, 2.0])
+    divisors = torch.tensor([3.0, 3.0, 3.0, 3.0, 0.1, 2.0, float("inf"), -float("inf"), 0.0])
+    x[3, :9], y[3, :9] = specials, divisors
+    x, y = x.to(dtype), y.to(dtype)
+    expected = (
+        torch.fmod(x, y),
+        torch.fmod(x, 0.1),
+        torch.fmod(x, float("inf")),
+        torch.remainder(x, y),
+    )
+    _check(remainders, lambda x, y: expected, x, y)
+    got = compile_kernel(remainders.bind((x, y)), config=CONFIGS[0])(x, y)
+    for out, want in zip(got, expected, strict=True):
+        numbers = ~torch.isnan(want)
+        assert torch.equal(torch.signbit(out[numbers]), torch.signbit(want[numbers]))
+
+
 def test_integer_clamps_and_maxima_are_unchanged() -> None:
     def ints(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)

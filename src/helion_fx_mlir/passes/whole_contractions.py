@@ -6,7 +6,9 @@ and runs `matmul(a, b, acc)`. When the K blocks tile K exactly (no padded last K
 rows and columns past M and N may be padded), the loop is one matmul of the whole K strips
 into `acc`: the vector schedule then keeps the accumulator in registers across all of K
 instead of storing and reloading it per block. The products are added into the
-accumulator in the same order as before.
+accumulator in the same order as before. Where B's rows are strided (a block of N) and its
+whole strip is too large to copy into a contiguous buffer (`packed_operands.py`), the loop
+instead steps over as many K blocks at once as make a strip that is not.
 """
 
 from __future__ import annotations

@@ -100,7 +100,6 @@ def _same(a: Any, b: Any) -> bool:
 # cannot legalize; the overload taking two tensors lowers.
 SCALAR_OPERAND_FORMS: dict[Any, Any] = {
     aten.remainder.Scalar_Tensor: aten.remainder.Tensor,
-    aten.fmod.Scalar: aten.fmod.Tensor,
     aten.bitwise_and.Scalar_Tensor: aten.bitwise_and.Tensor,
     aten.bitwise_or.Scalar: aten.bitwise_or.Tensor,
     aten.bitwise_or.Scalar_Tensor: aten.bitwise_or.Tensor,
@@ -156,30 +155,103 @@ def reverse(cx: RuleContext) -> Value:
     raise LoweringError(cx.node, "torch.flip of a tile is not supported")
 
 
-# torch-mlir crashes the process converting a Python scalar to an 8-bit integer element
-# type (convertScalarToDtype without the original dtype); on int8/uint8 tensors these ops
-# take the scalar as a 0-d tensor instead. Other dtypes go through torch-mlir unchanged.
-BYTE_SCALAR_FORMS: dict[Any, Any] = {
+# Arithmetic with a number operand, and the .Tensor overload each becomes when the number
+# is taken as a 0-d tensor.
+NUMBER_OPERAND_FORMS: dict[Any, Any] = {
     aten.add.Scalar: aten.add.Tensor,
     aten.add.Tensor: aten.add.Tensor,
     aten.sub.Scalar: aten.sub.Tensor,
     aten.sub.Tensor: aten.sub.Tensor,
     aten.mul.Scalar: aten.mul.Tensor,
     aten.mul.Tensor: aten.mul.Tensor,
+    aten.div.Scalar: aten.div.Tensor,
+    aten.div.Tensor: aten.div.Tensor,
     aten.remainder.Scalar: aten.remainder.Tensor,
 }
 BYTES = (torch.int8, torch.uint8)
+HALVES = (torch.float16, torch.bfloat16)
+# Eager multiplies and divides an f16/bf16 tensor by a number in f32, the number unrounded
+# (its CPU kernels take the original scalar as opmath), and rounds once; adds and
+# subtracts round the number to the tensor's dtype first (measured on torch 2.13).
+OPMATH_NUMBER_OPS = {aten.mul.Scalar, aten.mul.Tensor, aten.div.Scalar, aten.div.Tensor}
 
 
-@lowers(*BYTE_SCALAR_FORMS)
-def byte_scalar_operand(cx: RuleContext) -> Value:
-    """On int8/uint8: the .Tensor overload with the scalar a 0-d torch.aten.scalar_tensor;
-    otherwise the op itself through torch-mlir."""
+@lowers(*NUMBER_OPERAND_FORMS)
+def number_operand(cx: RuleContext) -> Value:
+    """A number operand as eager takes it: f16/bf16 multiplied or divided by a number in
+    f32 and rounded once (torch-mlir rounds the number first: `x * 1e6` in f16 was nan at
+    x = 0); on int8/uint8 (torch-mlir crashes the process converting a number to an 8-bit
+    element type) and where the number comes first (`s - x` with s a kernel argument,
+    which torch-mlir's verifier refused), the number as a 0-d tensor of the result dtype.
+    Two tensors, or a tensor then a number otherwise: the op through torch-mlir."""
     node = cx.node
     args, kwargs = restored_args(node)
-    if node.meta["val"].dtype not in BYTES or all(_is_tensor(arg) for arg in args[:2]):
+    dtype = node.meta["val"].dtype
+    if all(_is_tensor(arg) for arg in args[:2]):
         return cx.aten_compute()
-    return tensor_form(cx, node, BYTE_SCALAR_FORMS[node.target], args, kwargs)
+    if dtype in HALVES and node.target in OPMATH_NUMBER_OPS:
+        wide = fake_empty(cx.meta(node), [], torch.float32)
+        return in_dtype(cx, node, NUMBER_OPERAND_FORMS[node.target], args, kwargs, wide)
+    if dtype in BYTES or not _is_tensor(args[0]):
+        return tensor_form(cx, node, NUMBER_OPERAND_FORMS[node.target], args, kwargs)
+    return cx.aten_compute()
+
+
+def in_dtype(
+    cx: RuleContext,
+    node: fx.Node,
+    target: Any,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    like: torch.Tensor,
+) -> Value:
+    """`target` on the node's first two operands as tensors of `like`'s dtype (numbers as
+    0-d tensors, unrounded), its result converted to the node's dtype."""
+    operands = [
+        as_tensor(cx, f"{node.name}_operand{i}", aligned_by_tile(cx, arg), like)
+        for i, arg in enumerate(args[:2])
+    ]
+    value = cx.torch_call(f"{node.name}_wide", target, *operands, *args[2:], **kwargs)
+    return cx.convert(value, cx.meta(node).dtype, node.name).value
+
+
+@lowers(aten.fmod.Tensor, aten.fmod.Scalar)
+def fmod(cx: RuleContext) -> Value:
+    """On floats `exact_fmod`, in f32 for f16/bf16 (the exact result is the same), a number
+    divisor rounded to the tensor's dtype first as eager's (0.1 is 0.10009765625 in bf16).
+    On integers torch-mlir's own (the Scalar overload as the Tensor one, whose scalar
+    operand torch-to-linalg cannot legalize)."""
+    node = cx.node
+    args, kwargs = restored_args(node)
+    result = cx.meta(node)
+    if result.dtype.is_floating_point:
+        wide = fake_empty(result, [], accumulate_dtype(result.dtype))
+        a, b = (widened(cx, f"{node.name}_{i}", arg, wide) for i, arg in enumerate(args[:2]))
+        return cx.convert(exact_fmod(cx, node.name, a, b), result.dtype, node.name).value
+    if node.target == aten.fmod.Tensor:
+        return cx.aten_compute()
+    return tensor_form(cx, node, aten.fmod.Tensor, args, kwargs)
+
+
+def exact_fmod(cx: RuleContext, name: str, a: TypedValue, b: TypedValue) -> TypedValue:
+    """fmod(a, b) of floats, exact as C's: `remainder(|a|, |b|)` (torch-mlir lowers it with
+    `arith.remf`, and both operands non-negative it needs no sign fix) with a's sign bit.
+    torch-mlir's fmod, `a - b * trunc(a / b)`, is nan at an infinite b (eager: a), loses
+    the remainder where the quotient is large (16777217 fmod 0.1: 0, eager 0.05) and the
+    sign of a zero."""
+    magnitude = cx.torch_call(
+        f"{name}_magnitude",
+        aten.remainder.Tensor,
+        cx.torch_call(f"{name}_abs_a", aten.abs.default, a),
+        cx.torch_call(f"{name}_abs_b", aten.abs.default, b),
+    )
+    return cx.torch_call(
+        f"{name}_signed",
+        aten.where.self,
+        sign_bit(cx, f"{name}_a_sign", a),
+        cx.torch_call(f"{name}_negated", aten.neg.default, magnitude),
+        magnitude,
+    )
 
 
 @lowers(aten.div.Tensor_mode)
@@ -222,14 +294,7 @@ def float_floor_div(cx: RuleContext, dividend: Any, divisor: Any) -> TypedValue:
         return cx.torch_call(f"{name}_{part}", target, *args)
 
     quotient = call("quotient", aten.div.Tensor, a, b)
-    # torch-mlir's fmod is a - b * trunc(a / b): nan for b = +-inf, where fmod gives a
-    rem = call(
-        "rem",
-        aten.where.self,
-        call("b_inf", aten.isinf.default, b),
-        a,
-        call("fmod", aten.fmod.Tensor, a, b),
-    )
+    rem = exact_fmod(cx, f"{name}_rem", a, b)
     exact = call("exact", aten.div.Tensor, call("whole", aten.sub.Tensor, a, rem), b)
     signs_differ = call(
         "signs_differ",
@@ -265,6 +330,13 @@ def float_floor_div(cx: RuleContext, dividend: Any, divisor: Any) -> TypedValue:
         "by_zero", aten.where.self, call("b_zero", aten.eq.Scalar, b, 0.0), quotient, floor
     )
     return cx.convert(floor, result.dtype, name)
+
+
+def widened(cx: RuleContext, name: str, arg: Any, wide: torch.Tensor) -> TypedValue:
+    """An operand of the node's result dtype (a scalar rounded to it, as eager's iterator
+    does: 0.1 is 0.10009765625 in bf16), then converted to `wide`'s for computing."""
+    operand = as_tensor(cx, name, aligned_by_tile(cx, arg), cx.result_meta)
+    return cx.convert(operand, wide.dtype, f"{name}_wide")
 
 
 def _is_tensor(arg: Any) -> bool:
