@@ -2,7 +2,8 @@
 `rules/aten.py`): an f16/bf16 tensor multiplied or divided by a number in f32 with the
 number unrounded, then rounded once (`x * 1e6` in f16 was nan at 0 and inf at 1e-3, where
 eager gives 0 and 1000.5), added to or subtracted from the number rounded to its dtype, and
-a number before the tensor (`s - x`, `s / x`) from a kernel argument or a literal. Bit for
+a number before the tensor (`s - x`, `s / x`) from a kernel argument or a literal, and tiles
+filled with a number argument (`torch.full_like(t, s)`, `hl.full`). Bit for
 bit against eager, on a length the blocks do not divide, under two configs."""
 
 from __future__ import annotations
@@ -80,3 +81,25 @@ def test_literal_numbers_as_eager(dtype: torch.dtype) -> None:
     bound = with_literals.bind((x,))
     for config in CONFIGS:
         _check_bits(compile_kernel(bound, config=config)(x), with_literals_eager(x))
+
+
+@helion.kernel(static_shapes=True)
+def filled_with(x: torch.Tensor, s: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tiles filled with a number argument: `torch.full_like` and `hl.full`."""
+    floor, shifted = torch.empty_like(x), torch.empty_like(x)
+    for tile in hl.tile(x.size(0)):
+        v = x[tile]
+        floor[tile] = torch.maximum(v, torch.full_like(v, s))
+        shifted[tile] = v + hl.full([tile], s, dtype=x.dtype)
+    return floor, shifted
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=str)
+def test_a_fill_of_a_number_argument_as_eager(dtype: torch.dtype) -> None:
+    """A fill value known only at run time (it raised an internal error): rounded to the
+    tile's dtype as eager fills."""
+    x, s = _inputs(dtype), 1 / 3
+    expected = (torch.maximum(x, torch.full_like(x, s)), x + torch.full_like(x, s))
+    bound = filled_with.bind((x, s))
+    for config in CONFIGS:
+        _check_bits(compile_kernel(bound, config=config)(x, s), expected)

@@ -385,23 +385,44 @@ def full(cx: RuleContext) -> Value:
     """tensor.empty + linalg.fill (exact tile sizes)."""
     node = cx.node
     shape, fill, dtype = node.args[0], node.args[1], node.args[2]
-    if isinstance(fill, fx.Node):  # a value computed on the device (`fill[0]` of a tensor)
-        return cx.torch_call(
-            node.name,
-            torch.ops.aten.expand.default,
-            cx.torch_call(
-                f"{node.name}_fill", torch.ops.prims.convert_element_type.default, fill, dtype
-            ),
-            list(cx.meta(node).shape),
-        ).value
+    if isinstance(fill, fx.Node):
+        return full_of_node(cx, fill, dtype)
     return emit_full(cx, node.name, shape, fill, dtype, mlir_type(cx.meta(node)))
+
+
+def full_of_node(cx: RuleContext, fill: fx.Node, dtype: torch.dtype) -> Value:
+    """The node's result filled with a value known only at run time, expanded: a device
+    tensor (`fill[0]` of a tensor) converted to `dtype`, or a scalar argument of the kernel
+    (a SymFloat or SymInt) as a 0-d tensor of `dtype`, rounded as eager fills."""
+    node = cx.node
+    if isinstance(fill.meta.get("val"), torch.Tensor):
+        value = cx.torch_call(
+            f"{node.name}_fill", torch.ops.prims.convert_element_type.default, fill, dtype
+        )
+    else:
+        with cx.meta(node).fake_mode:
+            meta = torch.empty([], dtype=dtype)
+        value = TypedValue(
+            cx.emit_torch_op(
+                f"{node.name}_fill",
+                torch.ops.aten.scalar_tensor.default,
+                [fill],
+                {"dtype": dtype},
+                meta,
+            ),
+            meta,
+        )
+    shape = list(cx.meta(node).shape)
+    return cx.torch_call(node.name, torch.ops.aten.expand.default, value, shape).value
 
 
 @lowers(torch.ops.aten.full.default)
 def aten_full(cx: RuleContext) -> Value:
-    """tensor.empty + linalg.fill."""
+    """tensor.empty + linalg.fill of a number; a scalar argument's value expanded."""
     node = cx.node
     dtype = node.kwargs.get("dtype") or node.meta["val"].dtype
+    if isinstance(node.args[1], fx.Node):  # `torch.full_like(t, s)` of a scalar argument
+        return full_of_node(cx, node.args[1], dtype)
     return emit_full(cx, node.name, node.args[0], node.args[1], dtype, mlir_type(cx.meta(node)))
 
 
