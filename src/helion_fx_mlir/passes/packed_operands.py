@@ -20,7 +20,7 @@ from torch_mlir.dialects import linalg, tensor
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
+from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, plain_layout
 
 # The largest block copied: the copy must fit L1 beside the A block, and it lives on the
 # stack of the thread that runs the program (passes/buffers.py: MAX_STACK_BUFFER).
@@ -36,13 +36,8 @@ def pack_contraction_operands(module: ir.Module) -> None:
     """Give each plain matmul whose B block is a strided slice a contiguous copy of it."""
     with mlir_context():
         for op in ops_named(module, *PLAIN_MAPS):
-            if _plain(op) and strided_block(op.operands[B_OPERAND]):
+            if plain_layout(op) and strided_block(op.operands[B_OPERAND]):
                 _copy_operand(op, B_OPERAND)
-
-
-def _plain(op: ir.Operation) -> bool:
-    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    return maps == PLAIN_MAPS[op.name]
 
 
 def strided_block(value: ir.Value) -> bool:

@@ -257,8 +257,7 @@ def loop_extents(op: ir.Operation) -> list[int] | None:
 def _matmul(op: ir.Operation, target: Target) -> Schedule | None:
     """The target's matmul tile of the accumulator, K one step at a time: FMAs of broadcast
     A values with B rows into registers that stay live across the K loop."""
-    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if maps != PLAIN_MAPS[op.name]:
+    if not plain_layout(op):
         return None  # a transposed or broadcast operand: the schedule is for plain layouts
     *batch, m, n = _shape(op.results[0])
     k = _shape(op.operands[0])[-1]
@@ -278,6 +277,12 @@ PLAIN_MAPS = {
         "(d0, d1, d2, d3) -> (d0, d1, d2)",
     ],
 }
+
+
+def plain_layout(op: ir.Operation) -> bool:
+    """A matmul or batch_matmul whose operands are in the plain layouts (PLAIN_MAPS)."""
+    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return maps == PLAIN_MAPS[op.name]
 
 
 def _divisor(extent: int, most: int) -> int:

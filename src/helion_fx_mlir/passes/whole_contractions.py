@@ -22,7 +22,7 @@ from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named
 from helion_fx_mlir.passes.packed_operands import packs, strided_rows
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, unrolls_well
+from helion_fx_mlir.passes.vectorize import plain_layout, unrolls_well
 
 # Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
 K_DIMS = {"linalg.matmul": (1, 0), "linalg.batch_matmul": (2, 1)}
@@ -80,11 +80,7 @@ def _sole_contraction(loop: ir.Operation) -> ir.Operation | None:
     if len(carried) != 1 or len(contractions) != 1 or len(loop.results) != 1:
         return None
     contraction = contractions[0]
-    maps = [
-        str(ir.AffineMapAttr(m).value)
-        for m in ir.ArrayAttr(contraction.attributes["indexing_maps"])
-    ]
-    if maps != PLAIN_MAPS[contraction.name]:
+    if not plain_layout(contraction):
         return None
     allowed = INDEX_OPS | {
         "tensor.empty",
