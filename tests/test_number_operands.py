@@ -103,3 +103,36 @@ def test_a_fill_of_a_number_argument_as_eager(dtype: torch.dtype) -> None:
     bound = filled_with.bind((x, s))
     for config in CONFIGS:
         _check_bits(compile_kernel(bound, config=config)(x, s), expected)
+
+
+@helion.kernel(static_shapes=True)
+def compared_with(x: torch.Tensor, s: float) -> tuple[torch.Tensor, ...]:
+    """Each comparison with a number argument, and with a literal."""
+    outs = [torch.empty_like(x, dtype=torch.bool) for _ in range(8)]
+    for tile in hl.tile(x.size(0)):
+        v = x[tile]
+        outs[0][tile] = v < s
+        outs[1][tile] = v <= s
+        outs[2][tile] = v > s
+        outs[3][tile] = v >= s
+        outs[4][tile] = v == s
+        outs[5][tile] = v != s
+        outs[6][tile] = v == 0.1
+        outs[7][tile] = s > v
+    return tuple(outs)
+
+
+def compared_with_eager(x: torch.Tensor, s: float) -> tuple[torch.Tensor, ...]:
+    return (x < s, x <= s, x > s, x >= s, x == s, x != s, x == 0.1, s > x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+@pytest.mark.parametrize("s", [0.1, 1 / 3, 1e30])
+def test_a_comparison_with_a_number_as_eager(dtype: torch.dtype, s: float) -> None:
+    """Eager compares in the tensor's dtype, the number rounded to it: `x == 0.1` holds
+    where x is 0.1 rounded (it was false, in f32 too), and `x == 1e30` at f16's inf."""
+    x = _inputs(dtype)
+    x[4:7] = torch.tensor([s, 0.1, float("nan")]).to(dtype)
+    bound = compared_with.bind((x, s))
+    for config in CONFIGS:
+        _check_bits(compile_kernel(bound, config=config)(x, s), compared_with_eager(x, s))

@@ -178,6 +178,22 @@ def _scalar_operands_ref(x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor
     return torch.remainder(5.0, x) + torch.fmod(x, 1.5), bits
 
 
+@helion.kernel(static_shapes=True)
+def ema_update(avg: torch.Tensor, x: torch.Tensor, decay: torch.Tensor, limit: float) -> torch.Tensor:
+    out = torch.empty_like(avg)
+    for tile in hl.tile(avg.size()):
+        a, v = avg[tile], x[tile]
+        blended = torch.lerp(a, v, decay[tile])
+        damped = torch.addcdiv(a, v, a.abs() + 1, value=0.5)
+        out[tile] = torch.where(v.abs() <= limit, blended, torch.addcmul(damped, v, v, value=-0.1))
+    return out
+
+
+def _ema_update_ref(avg: torch.Tensor, x: torch.Tensor, decay: torch.Tensor, limit: float) -> torch.Tensor:
+    damped = torch.addcdiv(avg, x, avg.abs() + 1, value=0.5)
+    return torch.where(x.abs() <= limit, torch.lerp(avg, x, decay), torch.addcmul(damped, x, x, value=-0.1))
+
+
 def _away_from_zero(dtype: torch.dtype) -> torch.Tensor:
     """Divisors well away from 0, so remainder's floor(a / b) is not at a rounding edge."""
     x = torch.randn(37, 50, dtype=dtype)
@@ -297,6 +313,8 @@ EXAMPLES = [
             tensors(randn(37), lambda dtype: torch.randint(1, 1 << 20, (37,), dtype=torch.int32)), _all_atomics_ref),
     Example("scalar_operands", scalar_operands,
             tensors(_away_from_zero, lambda dtype: torch.randint(1, 1000, (37,), dtype=torch.int32)), _scalar_operands_ref),
+    Example("ema_update", ema_update, tensors(randn(37, 50), randn(37, 50), lambda dtype: torch.rand(37, 50, dtype=dtype), 1.1),
+            _ema_update_ref, configs=(helion.Config(block_sizes=[8, 16]),)),
     Example("router_topk", router_topk, tensors(_distinct_logits, 4), _router_topk_ref, FLOATS,
             (helion.Config(block_sizes=[8]),)),
     Example("column_bottomk", column_bottomk, tensors(_distinct_ints), lambda x: tuple(torch.topk(x, 3, dim=0, largest=False)),

@@ -110,16 +110,16 @@ def identity_map(rank: int) -> str:
 
 @dataclass(frozen=True)
 class GenericOp:
-    """A linalg.generic over `rank` parallel dims: its maps, input, init and body, whose
-    last line yields the element (block args: (input lane, type), (output lane, type))."""
+    """A linalg.generic over `rank` parallel dims: its maps (one per input, then the
+    output's), inputs as (value, type), init and body, whose last line yields the element
+    (block args: (lane, type) of each input, then of the output)."""
 
     rank: int
-    maps: tuple[str, str]
-    input: str
-    input_type: str
+    maps: tuple[str, ...]
+    inputs: tuple[tuple[str, str], ...]
     init: str
     result_type: str
-    block_args: tuple[tuple[str, str], tuple[str, str]]
+    block_args: tuple[tuple[str, str], ...]
     body: tuple[str, ...]
 
 
@@ -304,13 +304,14 @@ class MLIRBuilder:
         self.emit(f"{head}{_region_body(body)}}} : {ty}")
 
     def generic(self, result: str, op: GenericOp) -> None:
-        """linalg.generic with one input, one output and an all-parallel iteration."""
+        """linalg.generic with one output and an all-parallel iteration."""
         maps = ", ".join(op.maps)
         iterators = ", ".join('"parallel"' for _ in range(op.rank))
-        (lane, lane_type), (out, out_type) = op.block_args
         attrs = f"{{indexing_maps = [{maps}], iterator_types = [{iterators}]}}"
-        operands = f"ins({op.input} : {op.input_type}) outs({op.init} : {op.result_type})"
-        block = f"^bb0({lane}: {lane_type}, {out}: {out_type}):\n{_region_body(op.body)}"
+        ins = f"{_listed([v for v, _ in op.inputs])} : {_listed([t for _, t in op.inputs])}"
+        operands = f"ins({ins}) outs({op.init} : {op.result_type})"
+        lanes = _listed([f"{lane}: {ty}" for lane, ty in op.block_args])
+        block = f"^bb0({lanes}):\n{_region_body(op.body)}"
         self.emit(f"{result} = linalg.generic {attrs} {operands} {{\n{block}}} -> {op.result_type}")
 
     def emit_module_start(self, attrs: dict[str, str]) -> None:

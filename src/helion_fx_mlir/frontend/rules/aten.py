@@ -417,12 +417,58 @@ def float_equal(cx: RuleContext) -> Value:
     args, _ = restored_args(node)
     if not any(_is_tensor(a) and a.meta["val"].dtype.is_floating_point for a in args):
         return cx.aten_compute()
-    aligned = [aligned_by_tile(cx, a) for a in args]
-    meta = cx.result_meta
-    differs = TypedValue(
-        cx.emit_torch_op(f"{node.name}_ne", aten.ne.Tensor, aligned, {}, meta), meta
-    )
-    return cx.torch_call(node.name, aten.logical_not.default, differs).value
+    return compared(cx, aten.eq.Tensor, [aligned_by_tile(cx, a) for a in args]).value
+
+
+# Comparisons with a number, and the .Tensor overload each becomes when the number is a
+# 0-d tensor of the compared tensor's dtype.
+NUMBER_COMPARISONS: dict[Any, Any] = {
+    aten.lt.Scalar: aten.lt.Tensor,
+    aten.le.Scalar: aten.le.Tensor,
+    aten.gt.Scalar: aten.gt.Tensor,
+    aten.ge.Scalar: aten.ge.Tensor,
+    aten.eq.Scalar: aten.eq.Tensor,
+    aten.ne.Scalar: aten.ne.Tensor,
+}
+
+
+@lowers(*NUMBER_COMPARISONS)
+def number_comparison(cx: RuleContext) -> Value:
+    """A float tensor compared with a number as eager compares: in the tensor's dtype, the
+    number rounded to it first (`x == 0.1` holds where x is 0.1 rounded; torch-mlir
+    compared with the number unrounded, false). f16/bf16 round it through f32, as c10
+    converts a Scalar to them. Integer tensors, and literals exact in the dtype (`x > 0`):
+    the op through torch-mlir."""
+    node = cx.node
+    args, _ = restored_args(node)
+    like = args[0].meta["val"]
+    if not like.dtype.is_floating_point or exact_in(args[1], like.dtype):
+        return cx.aten_compute()
+    if like.dtype in HALVES:
+        single = as_tensor(cx, f"{node.name}_single", args[1], fake_empty(like, [], torch.float32))
+        number = cx.convert(single, like.dtype, f"{node.name}_number")
+    else:
+        number = as_tensor(cx, f"{node.name}_number", args[1], like)
+    operands = [aligned_by_tile(cx, args[0]), number]
+    return compared(cx, NUMBER_COMPARISONS[node.target], operands).value
+
+
+def exact_in(number: Any, dtype: torch.dtype) -> bool:
+    """Whether `number` is a literal its rounding to `dtype` leaves unchanged."""
+    if not isinstance(number, int | float):
+        return False
+    single = torch.tensor(float(number), dtype=torch.float32)
+    return single.to(dtype).item() == number
+
+
+def compared(cx: RuleContext, target: Any, operands: list[Any]) -> TypedValue:
+    """The node's comparison `target` of two operands; `==` as `not (a != b)` (torch-mlir
+    folds `eq.Tensor(x, x)` to true, false on a NaN lane)."""
+    name, meta = cx.node.name, cx.result_meta
+    if target != aten.eq.Tensor:
+        return TypedValue(cx.emit_torch_op(name, target, operands, {}, meta), meta)
+    differs = TypedValue(cx.emit_torch_op(f"{name}_ne", aten.ne.Tensor, operands, {}, meta), meta)
+    return cx.torch_call(name, aten.logical_not.default, differs)
 
 
 @lowers(aten.reciprocal.default)
@@ -535,9 +581,86 @@ def sign_bit(cx: RuleContext, name: str, x: TypedValue) -> TypedValue:
     maps = (identity_map(rank), identity_map(rank))
     args = ((item, elt), (out, "i1"))
     b.generic(
-        ssa, GenericOp(rank, maps, x.value.ssa, x.value.type, empty.value.ssa, ty, args, body)
+        ssa, GenericOp(rank, maps, ((x.value.ssa, x.value.type),), empty.value.ssa, ty, args, body)
     )
     return TypedValue(Value(ssa, ty), meta)
+
+
+@lowers(aten.addcmul.default)
+def addcmul(cx: RuleContext) -> Value:
+    """`self + value * t1 * t2` as eager's kernel: `fma(value * t1, t2, self)`, in f32 for
+    f16/bf16 and rounded once (torch.lerp with a tensor weight traces to addcmul).
+    torch-mlir's `self + value * (t1 * t2)` in the dtype differed from eager in 20-30% of
+    the lanes, in f32 too."""
+    if not cx.result_meta.dtype.is_floating_point:
+        return cx.aten_compute()
+    base, first, second = scaled_operands(cx)
+    return fused_multiply_add(cx, cx.node.name, first, second, base)
+
+
+@lowers(aten.addcdiv.default)
+def addcdiv(cx: RuleContext) -> Value:
+    """`self + value * t1 / t2` in eager's order, `(value * t1) / t2 + self`, in f32 for
+    f16/bf16 and rounded once."""
+    if not cx.result_meta.dtype.is_floating_point:
+        return cx.aten_compute()
+    name = cx.node.name
+    base, first, second = scaled_operands(cx)
+    quotient = cx.torch_call(f"{name}_quotient", aten.div.Tensor, first, second)
+    total = cx.torch_call(f"{name}_wide", aten.add.Tensor, base, quotient)
+    return cx.convert(total, cx.result_meta.dtype, name).value
+
+
+def scaled_operands(cx: RuleContext) -> tuple[TypedValue, TypedValue, TypedValue]:
+    """addcmul's or addcdiv's self, `value * tensor1` and tensor2, in the computing dtype."""
+    node = cx.node
+    args, kwargs = restored_args(node)
+    base, first, second = (wide_operand(cx, f"{node.name}_{i}", a) for i, a in enumerate(args[:3]))
+    value = kwargs.get("value", args[3] if len(args) > 3 else 1)
+    if value != 1:
+        scale = as_tensor(cx, f"{node.name}_value", value, first.meta)
+        first = cx.torch_call(f"{node.name}_scaled", aten.mul.Tensor, first, scale)
+    return base, first, second
+
+
+def wide_operand(cx: RuleContext, name: str, arg: Any) -> TypedValue:
+    """An operand of a pointwise node in its computing dtype (f32 for f16/bf16), expanded to
+    the node's shape."""
+    result = cx.result_meta
+    wide = fake_empty(result, [], accumulate_dtype(result.dtype))
+    operand = as_tensor(cx, name, aligned_by_tile(cx, arg), wide)
+    shape = list(result.shape)
+    if len(operand.meta.shape) == len(shape) and all(map(_same, operand.meta.shape, shape)):
+        return operand
+    return cx.torch_call(f"{name}_expanded", aten.expand.default, operand, shape)
+
+
+def fused_multiply_add(
+    cx: RuleContext, name: str, a: TypedValue, b: TypedValue, c: TypedValue
+) -> Value:
+    """`a * b + c` rounded once (math.fma in a linalg.generic), converted to the node's
+    dtype; the operands of the node's shape, of one float type."""
+    result = cx.result_meta
+    out = empty_like(cx, f"{name}_empty", result, c)
+    rank, elt, out_elt = result.dim(), element_type(c.value.type), element_type(out.value.type)
+    builder = cx.builder
+    lanes = [builder.fresh(f"{name}_{part}") for part in ("a", "b", "c", "out", "fma", "rounded")]
+    body = [f"{lanes[4]} = math.fma {lanes[0]}, {lanes[1]}, {lanes[2]} : {elt}"]
+    if out_elt != elt:
+        body.append(f"{lanes[5]} = arith.truncf {lanes[4]} : {elt} to {out_elt}")
+    body.append(f"linalg.yield {lanes[5] if out_elt != elt else lanes[4]} : {out_elt}")
+    ssa = builder.fresh(name)
+    op = GenericOp(
+        rank,
+        tuple(identity_map(rank) for _ in range(4)),
+        tuple((v.value.ssa, v.value.type) for v in (a, b, c)),
+        out.value.ssa,
+        out.value.type,
+        (*((lane, elt) for lane in lanes[:3]), (lanes[3], out_elt)),
+        tuple(body),
+    )
+    builder.generic(ssa, op)
+    return Value(ssa, out.value.type)
 
 
 # Powers eager computes as roots (its pow kernel's special cases; not in float16, where it

@@ -939,7 +939,7 @@ def broadcast_value(
     maps = (f"affine_map<({', '.join(ds)}) -> ({source})>", identity_map(len(ds)))
     args = ((lane, elt), (last, elt))
     body = (f"linalg.yield {lane} : {elt}",)
-    b.generic(ssa, GenericOp(len(ds), maps, value.ssa, value.type, empty, ty, args, body))
+    b.generic(ssa, GenericOp(len(ds), maps, ((value.ssa, value.type),), empty, ty, args, body))
     return Value(ssa, ty)
 
 

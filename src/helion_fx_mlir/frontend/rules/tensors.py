@@ -342,7 +342,7 @@ def select_lanes(
     maps = (identity_map(rank), identity_map(rank))
     args = ((lane, elt), (out, elt))
     body.append(f"linalg.yield {picked} : {elt}")
-    b.generic(ssa, GenericOp(rank, maps, x.ssa, x.type, x.ssa, x.type, args, tuple(body)))
+    b.generic(ssa, GenericOp(rank, maps, ((x.ssa, x.type),), x.ssa, x.type, args, tuple(body)))
     return Value(ssa, x.type)
 
 
