@@ -136,3 +136,35 @@ def test_a_comparison_with_a_number_as_eager(dtype: torch.dtype, s: float) -> No
     bound = compared_with.bind((x, s))
     for config in CONFIGS:
         _check_bits(compile_kernel(bound, config=config)(x, s), compared_with_eager(x, s))
+
+
+@helion.kernel(static_shapes=True)
+def compared_with_ints(x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    """Integer and bool tiles compared with numbers outside their range and with floats."""
+    outs = [torch.empty_like(x, dtype=torch.bool) for _ in range(6)]
+    for tile in hl.tile(x.size(0)):
+        v = x[tile]
+        outs[0][tile] = v <= 300
+        outs[1][tile] = v > -1
+        outs[2][tile] = v == n
+        outs[3][tile] = v >= n
+        outs[4][tile] = v < 2.5
+        outs[5][tile] = v != 3000000000
+    return tuple(outs)
+
+
+def compared_with_ints_eager(x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    return (x <= 300, x > -1, x == n, x >= n, x < 2.5, x != 3000000000)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("n", [-1, 300])
+def test_an_integer_comparison_with_a_number_as_eager(dtype: torch.dtype, n: int) -> None:
+    """Eager compares in the common dtype with the number converted to it: a bool tile
+    with an int in int64 (`b > -1` was false), an int tile with an int out of its range
+    wrapped (`int8 <= 300` is `<= 44`; ours compared unwrapped)."""
+    x = torch.randint(-128, 128, (1001,), generator=torch.Generator().manual_seed(0))
+    x = (x % 2 if dtype == torch.bool else x % 256 if dtype == torch.uint8 else x).to(dtype)
+    bound = compared_with_ints.bind((x, n))
+    for config in CONFIGS:
+        _check_bits(compile_kernel(bound, config=config)(x, n), compared_with_ints_eager(x, n))

@@ -434,31 +434,50 @@ NUMBER_COMPARISONS: dict[Any, Any] = {
 
 @lowers(*NUMBER_COMPARISONS)
 def number_comparison(cx: RuleContext) -> Value:
-    """A float tensor compared with a number as eager compares: in the tensor's dtype, the
-    number rounded to it first (`x == 0.1` holds where x is 0.1 rounded; torch-mlir
-    compared with the number unrounded, false). f16/bf16 round it through f32, as c10
-    converts a Scalar to them. Integer tensors, and literals exact in the dtype (`x > 0`):
-    the op through torch-mlir."""
+    """A tensor compared with a number as eager compares: in their common dtype (a bool
+    tensor with an int in int64, an int tensor with a float in f32), the number converted
+    to it first: rounded to a float dtype (`x == 0.1` holds where x is 0.1 rounded;
+    torch-mlir compared with the number unrounded, false), through f32 for f16/bf16 as c10
+    converts a Scalar; wrapped into an integer one (`int8 <= 300` is `<= 44` in eager).
+    Numbers the dtype holds exactly (`x > 0`): the op through torch-mlir."""
     node = cx.node
     args, _ = restored_args(node)
     like = args[0].meta["val"]
-    if not like.dtype.is_floating_point or exact_in(args[1], like.dtype):
+    common = torch.result_type(torch.empty((), dtype=like.dtype), _sample(args[1]))
+    if common == like.dtype and exact_in(args[1], common):
         return cx.aten_compute()
-    if like.dtype in HALVES:
+    wide = fake_empty(like, [], common)
+    tensor = as_tensor(cx, f"{node.name}_tensor", aligned_by_tile(cx, args[0]), wide)
+    if common in HALVES:
         single = as_tensor(cx, f"{node.name}_single", args[1], fake_empty(like, [], torch.float32))
-        number = cx.convert(single, like.dtype, f"{node.name}_number")
+        number = cx.convert(single, common, f"{node.name}_number")
     else:
-        number = as_tensor(cx, f"{node.name}_number", args[1], like)
-    operands = [aligned_by_tile(cx, args[0]), number]
-    return compared(cx, NUMBER_COMPARISONS[node.target], operands).value
+        number = as_tensor(cx, f"{node.name}_number", args[1], wide)
+    return compared(cx, NUMBER_COMPARISONS[node.target], [tensor, number]).value
+
+
+def _sample(number: Any) -> bool | int | float:
+    """A Python number of `number`'s kind (a literal, or a SymInt/SymFloat/SymBool node)."""
+    if not isinstance(number, fx.Node):
+        return number
+    kinds = {torch.SymBool: False, torch.SymInt: 0, torch.SymFloat: 0.0}
+    return next(v for kind, v in kinds.items() if isinstance(number.meta["val"], kind))
 
 
 def exact_in(number: Any, dtype: torch.dtype) -> bool:
-    """Whether `number` is a literal its rounding to `dtype` leaves unchanged."""
+    """Whether converting `number` to `dtype` leaves it unchanged: a literal it holds, or a
+    symbol of the dtype's own kind (an int argument compared with an int64 tensor)."""
+    if isinstance(number, fx.Node):
+        kinds = {bool: torch.bool, int: torch.int64, float: torch.float64}
+        return kinds[type(_sample(number))] == dtype
     if not isinstance(number, int | float):
         return False
-    single = torch.tensor(float(number), dtype=torch.float32)
-    return single.to(dtype).item() == number
+    if dtype.is_floating_point:
+        return torch.tensor(float(number), dtype=torch.float32).to(dtype).item() == number
+    if dtype == torch.bool:
+        return number in (0, 1)
+    info = torch.iinfo(dtype)
+    return isinstance(number, int) and info.min <= number <= info.max
 
 
 def compared(cx: RuleContext, target: Any, operands: list[Any]) -> TypedValue:
