@@ -14,7 +14,7 @@ from helion.autotuner.config_generation import ConfigGeneration
 
 import helion_fx_mlir  # noqa: F401 - registers the backend
 from helion_fx_mlir.runtime.jit import compile_kernel
-from helion_fx_mlir.runtime.seeds import LOOP_STEPS, MAX_STRIP, STRIP_ROWS
+from helion_fx_mlir.runtime.seeds import LOOP_STEPS, MAX_STRIP, STRIP_ROWS, TILE, TILE_STEPS
 
 
 def column_means(x: torch.Tensor) -> torch.Tensor:
@@ -62,6 +62,16 @@ def scores_times_values(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
     return out
 
 
+def batched_scores(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    out = torch.empty([a.size(0), a.size(1), b.size(2)], dtype=a.dtype, device=a.device)
+    for tile_b, tile_m, tile_n in hl.tile([a.size(0), a.size(1), b.size(2)]):
+        acc = hl.zeros([tile_b, tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(a.size(2)):
+            acc = torch.baddbmm(acc, a[tile_b, tile_m, tile_k], b[tile_b, tile_k, tile_n])
+        out[tile_b, tile_m, tile_n] = acc
+    return out
+
+
 def scaled(x: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(x.size()):
@@ -106,11 +116,26 @@ def test_column_sums_get_one_strip_per_thread_a_few_rows_a_step() -> None:
     assert _seeds(_bound("column_means")) == [{"block_sizes": [width, rows]} for rows in STRIP_ROWS]
 
 
-def test_a_loop_around_dot_products_gets_long_steps_within_its_dim() -> None:
-    """300 keys: steps of 128 and 256 (powers of two within the dim); rows as by default."""
+def test_a_loop_around_dot_products_gets_wide_tiles_and_long_steps_within_its_dim() -> None:
+    """45 rows, 300 keys: 32-row tiles (a power of two within each dim, TILE at most) in
+    steps of 64 and 128 keys, then the default rows in steps of 128 and 256; no repeats."""
     bound = _bound("scores_times_values")
     rows = bound.config_spec.default_config().config["block_sizes"][0]
-    assert _seeds(bound) == [{"block_sizes": [rows, step]} for step in LOOP_STEPS]
+    tiles = [[min(TILE, 32), step] for step in TILE_STEPS]
+    steps = [[rows, step] for step in LOOP_STEPS]
+    expected = list(dict.fromkeys(tuple(blocks) for blocks in tiles + steps))
+    assert [tuple(seed["block_sizes"]) for seed in _seeds(bound)] == expected
+
+
+def test_a_batched_contraction_keeps_its_batch_block() -> None:
+    """A bmm's grid over (batch, rows, columns): 64x64 tiles, one batch per program."""
+    kernel = helion.kernel(batched_scores, backend="mlir", static_shapes=True)
+    bound = kernel.bind((torch.randn(3, 100, 200), torch.randn(3, 200, 90)))
+    assert _seeds(bound)[:2] == [{"block_sizes": [1, TILE, TILE, step]} for step in TILE_STEPS]
+    args = (torch.randn(3, 100, 200), torch.randn(3, 200, 90))
+    for config in bound.env.config_spec.compiler_seed_configs:
+        out = compile_kernel(bound, config=config, bounds_checks=True)(*args)
+        torch.testing.assert_close(out, torch.bmm(*args), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("name", ["row_totals", "column_peaks", "scaled"])
