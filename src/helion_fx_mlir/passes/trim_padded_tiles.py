@@ -23,7 +23,7 @@ from torch_mlir.dialects import tensor
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import constant_int, constant_number, ops_named
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import apply_script, loop_extents
+from helion_fx_mlir.passes.vectorize import apply_script, loop_extents, patterns_script
 
 # cmpi predicates of `index < bound`: slt, ult.
 LESS_THAN = {2, 6}
@@ -38,18 +38,11 @@ NEUTRAL = {
     "arith.minnumf": math.inf,
 }
 MAX_ROUNDS = 8
-CLEANUP_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %funcs = transform.structured.match ops{["func.func"]} in %root
-      : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.tensor.fold_tensor_empty
-      transform.apply_patterns.linalg.fold_unit_extent_dims_via_reshapes
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.yield
-  }
-}"""
+CLEANUP_SCRIPT = patterns_script(
+    "tensor.fold_tensor_empty",
+    "linalg.fold_unit_extent_dims_via_reshapes",
+    "canonicalization",
+)
 
 
 @register(

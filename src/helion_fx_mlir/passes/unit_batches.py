@@ -17,18 +17,9 @@ from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import apply_script
+from helion_fx_mlir.passes.vectorize import apply_script, patterns_script
 
-FOLD_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %funcs = transform.structured.match ops{["func.func"]} in %root
-      : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.tensor.reassociative_reshape_folding
-    } : !transform.any_op
-    transform.yield
-  }
-}"""
+FOLD_SCRIPT = patterns_script("tensor.reassociative_reshape_folding")
 
 
 @register(

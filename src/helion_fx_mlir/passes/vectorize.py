@@ -447,6 +447,22 @@ def _split_steps(schedule: Schedule, handle: str, index: int) -> str:
     }}"""
 
 
+def patterns_script(*patterns: str) -> str:
+    """A transform script applying these pattern sets (`tensor.fold_tensor_empty`, ...) to
+    every function, in one greedy rewrite."""
+    applied = "\n".join(f"      transform.apply_patterns.{name}" for name in patterns)
+    return f"""module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %funcs = transform.structured.match ops{{["func.func"]}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %funcs {{
+{applied}
+    }} : !transform.any_op
+    transform.yield
+  }}
+}}"""
+
+
 def apply_script(module: ir.Module, script: str) -> None:
     """Run a transform script (transform_script) on the module."""
     transforms = ir.Module.parse(script)
