@@ -48,6 +48,10 @@ from helion_fx_mlir.mlir.attributes import (
     VECTOR_WIDTHS,
 )
 
+# Sums eager accumulates in f32 for f16/bf16 inputs (their `dtype` argument unset).
+WIDENED_SUMS = frozenset({torch.ops.aten.sum.dim_IntList})
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
 
 class IRVisitor:
     """Emits one func for a bound kernel: grids, loops, slices and torch ops."""
@@ -670,6 +674,8 @@ class IRVisitor:
     def emit_torch_op(
         self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
     ) -> Any:
+        if target in WIDENED_SUMS and "dtype" not in kwargs and _half_operand(args[0]):
+            return self._widened_sum(name, target, args, kwargs, result)
         by_node: dict[object, aten_import.Operand] = {}
 
         def operand(arg: Any) -> Any:
@@ -710,6 +716,18 @@ class IRVisitor:
             for r, t, val in zip(inlined.results, inlined.result_types, results, strict=True)
         ]
         return values if isinstance(result, (list, tuple)) else values[0]
+
+    def _widened_sum(
+        self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
+    ) -> Value:
+        """A sum of f16/bf16 accumulated in f32 and rounded once, as eager's: torch-mlir
+        adds in the dtype, and a bf16 row of 8192 x 0.1 summed to 512 (eager 820)."""
+        with result.fake_mode:
+            wide = torch.empty_like(result, dtype=torch.float32)
+        total = self.emit_torch_op(
+            f"{name}_f32", target, args, {**kwargs, "dtype": wide.dtype}, wide
+        )
+        return self.convert(TypedValue(total, wide), result.dtype, name).value
 
     def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
         """One torch op inside a rule: operands are nodes or TypedValues; the result's
@@ -799,6 +817,12 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
         self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)
+
+
+def _half_operand(arg: Any) -> bool:
+    """A TypedValue or node of an f16/bf16 tensor."""
+    meta = arg.meta if isinstance(arg, TypedValue) else getattr(arg, "meta", {}).get("val")
+    return isinstance(meta, torch.Tensor) and meta.dtype in HALF_DTYPES
 
 
 def _lowered(cx: RuleContext) -> Any:
