@@ -10,6 +10,9 @@ import torch
 from helion_fx_mlir.errors import HelionMLIRError
 from helion_fx_mlir.frontend.emitter import format_tensor_type, torch_dtype_to_mlir_element_type
 
+# Half-precision floats: eager computes and accumulates them in f32.
+HALVES = (torch.float16, torch.bfloat16)
+
 
 @dataclass(frozen=True)
 class Value:

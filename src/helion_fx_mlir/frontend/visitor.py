@@ -33,6 +33,7 @@ from helion_fx_mlir.frontend.lowering_context import (
 from helion_fx_mlir.frontend.rule_context import JaggedParents, LoopBounds, RuleContext
 from helion_fx_mlir.frontend.rules import aten_compute
 from helion_fx_mlir.frontend.values import (
+    HALVES,
     LaneBound,
     Tile,
     TypedValue,
@@ -50,7 +51,6 @@ from helion_fx_mlir.mlir.attributes import (
 
 # Sums eager accumulates in f32 for f16/bf16 inputs (their `dtype` argument unset).
 WIDENED_SUMS = frozenset({torch.ops.aten.sum.dim_IntList})
-HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 class IRVisitor:
@@ -822,7 +822,7 @@ class IRVisitor:
 def _half_operand(arg: Any) -> bool:
     """A TypedValue or node of an f16/bf16 tensor."""
     meta = arg.meta if isinstance(arg, TypedValue) else getattr(arg, "meta", {}).get("val")
-    return isinstance(meta, torch.Tensor) and meta.dtype in HALF_DTYPES
+    return isinstance(meta, torch.Tensor) and meta.dtype in HALVES
 
 
 def _lowered(cx: RuleContext) -> Any:

@@ -18,7 +18,14 @@ from helion_fx_mlir.frontend.rules.compute import accumulate_dtype, dim_size, in
 from helion_fx_mlir.frontend.rules.memory import arange, fake_empty, tile_lanes
 from helion_fx_mlir.frontend.rules.tensors import emit_full, expand_dims
 from helion_fx_mlir.frontend.stripped_args import restored_args
-from helion_fx_mlir.frontend.values import TypedValue, Value, element_type, mlir_type, tensor_dims
+from helion_fx_mlir.frontend.values import (
+    HALVES,
+    TypedValue,
+    Value,
+    element_type,
+    mlir_type,
+    tensor_dims,
+)
 
 aten = torch.ops.aten
 
@@ -169,7 +176,6 @@ NUMBER_OPERAND_FORMS: dict[Any, Any] = {
     aten.remainder.Scalar: aten.remainder.Tensor,
 }
 BYTES = (torch.int8, torch.uint8)
-HALVES = (torch.float16, torch.bfloat16)
 # Eager multiplies and divides an f16/bf16 tensor by a number in f32, the number unrounded
 # (its CPU kernels take the original scalar as opmath), and rounds once; adds and
 # subtracts round the number to the tensor's dtype first (measured on torch 2.13).

@@ -17,7 +17,7 @@ from helion_fx_mlir.frontend.emitter import result_name, results_name
 from helion_fx_mlir.frontend.rolled_reductions import ROLLED_COMBINES, rolled_target
 from helion_fx_mlir.frontend.rule_context import JaggedParents, RuleContext
 from helion_fx_mlir.frontend.rules.tensors import emit_full
-from helion_fx_mlir.frontend.values import TypedValue, Value, mlir_type
+from helion_fx_mlir.frontend.values import HALVES, TypedValue, Value, mlir_type
 
 
 def carried_args(loop: fx.Node, args: list[Any], n_results: int) -> list[int]:
@@ -143,10 +143,7 @@ def _accumulator_meta(cx: RuleContext, partial: fx.Node) -> Any:
     f32; a bf16 accumulator of 32 chunks of a row of 8192 x 0.1 reached 804, eager 820),
     else the partial's own type."""
     val = cx.meta(partial)
-    if rolled_target(partial) != torch.ops.aten.sum.dim_IntList or val.dtype not in (
-        torch.float16,
-        torch.bfloat16,
-    ):
+    if rolled_target(partial) != torch.ops.aten.sum.dim_IntList or val.dtype not in HALVES:
         return val
     with val.fake_mode:
         return torch.empty_like(val, dtype=torch.float32)
