@@ -68,6 +68,7 @@ class Lowering(Protocol):
     def host_size(self, tensor: str, dim: int) -> str: ...
     def coerce(self, value: Value, ty: str) -> Value: ...
     def convert(self, value: TypedValue, dtype: torch.dtype, name: str) -> TypedValue: ...
+    def unrounded_sum(self, value: Value) -> Value | None: ...
     def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue: ...
     def emit_torch_op(
         self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
@@ -267,6 +268,10 @@ class RuleContext:
 
     def convert(self, value: TypedValue, dtype: torch.dtype, name: str) -> TypedValue:
         return self._lowering.convert(value, dtype, name)
+
+    def unrounded_sum(self, value: Value) -> Value | None:
+        """The f32 sum an f16/bf16 sum's value was rounded from, if it is one."""
+        return self._lowering.unrounded_sum(value)
 
     def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
         """One torch op on nodes or TypedValues, imported through torch-mlir."""

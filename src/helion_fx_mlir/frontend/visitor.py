@@ -70,6 +70,8 @@ class IRVisitor:
         self.static_metas: dict[fx.Node, Any] = {}
         # hl.jagged_tile loops: block id -> (parent tensor of per-row ends, its dims' block ids).
         self.jagged_parents: dict[int, tuple[Value, list[int | None]]] = {}
+        # f16/bf16 sums accumulated in f32: the rounded value's SSA -> the f32 sum
+        self.wide_sums: dict[str, Value] = {}
 
     @contextmanager
     def region(self) -> Iterator[None]:
@@ -727,7 +729,14 @@ class IRVisitor:
         total = self.emit_torch_op(
             f"{name}_f32", target, args, {**kwargs, "dtype": wide.dtype}, wide
         )
-        return self.convert(TypedValue(total, wide), result.dtype, name).value
+        rounded = self.convert(TypedValue(total, wide), result.dtype, name).value
+        self.wide_sums[rounded.ssa] = total
+        return rounded
+
+    def unrounded_sum(self, value: Value) -> Value | None:
+        """The f32 sum an f16/bf16 sum's value was rounded from, if it is one: a rolled
+        loop adds that to its f32 accumulator, rounding once after the last chunk."""
+        return self.wide_sums.get(value.ssa)
 
     def torch_call(self, name: str, target: Any, *args: Any, **kwargs: Any) -> TypedValue:
         """One torch op inside a rule: operands are nodes or TypedValues; the result's

@@ -20,7 +20,7 @@ from helion_fx_mlir.errors import LoweringError
 from helion_fx_mlir.frontend.dispatch import lowers
 from helion_fx_mlir.frontend.emitter import slice_operands
 from helion_fx_mlir.frontend.rule_context import RuleContext
-from helion_fx_mlir.frontend.values import TypedValue, Value, mlir_type, tensor_dims
+from helion_fx_mlir.frontend.values import HALVES, TypedValue, Value, mlir_type, tensor_dims
 
 
 def accumulate_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -156,12 +156,24 @@ def _metas(cx: RuleContext, node: fx.Node, count: int) -> list[Any]:
     return list(val) if isinstance(val, (list, tuple)) else [val]
 
 
+# Scans whose combine is exactly one of these ops are torch.cumsum/cumprod (Helion traces
+# those to a scan of torch.add/torch.mul): over f16/bf16 they accumulate in f32, as eager's.
+WIDENED_SCANS = frozenset({torch.ops.aten.add.Tensor, torch.ops.aten.mul.Tensor})
+
+
 @lowers(scan_ops._associative_scan)
 def associative_scan(cx: RuleContext) -> Any:
-    """scf.for along the dim: out[i] = combine(out[i -/+ 1], x[i]) via insert_slice."""
+    """scf.for along the dim: out[i] = combine(out[i -/+ 1], x[i]) via insert_slice.
+
+    A cumsum/cumprod of f16/bf16 is carried in f32 and rounded per element, as eager's
+    (in the dtype, a bf16 cumsum of 300 values drifted by 10 from eager's)."""
     node = cx.node
     graph_id, x, dim, reverse = node.args[:4]
     inputs = [cx.typed(n) for n in (x if isinstance(x, (list, tuple)) else [x])]
+    dtype = inputs[0].meta.dtype
+    widened = len(inputs) == 1 and dtype in HALVES and single_op(cx, graph_id) in WIDENED_SCANS
+    if widened:
+        inputs = [cx.convert(inputs[0], torch.float32, f"{node.name}_in")]
     dim = dim % inputs[0].meta.dim()
     n = dim_size(cx, inputs[0], dim)
     last = cx.builder.index_op("arith.subi", n, cx.builder.index(1), f"{node.name}_last")
@@ -183,6 +195,8 @@ def associative_scan(cx: RuleContext) -> Any:
         return [insert_along(cx, o, new, dim, i, f"{node.name}_out") for o, new in zip(outs, news)]
 
     results = cx.emit_scf_for(node.name, cx.builder.index(0), last, inputs, body)
+    if widened:
+        results = [cx.convert(results[0], dtype, node.name)]
     values = [r.value for r in results]
     return values if isinstance(x, (list, tuple)) else values[0]
 

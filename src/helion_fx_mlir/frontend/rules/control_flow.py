@@ -160,7 +160,12 @@ def _identity(cx: RuleContext, partial: fx.Node) -> Value:
 def _combine(cx: RuleContext, partial: fx.Node, acc: Value, chunk: Value) -> Value:
     combine, _ = ROLLED_COMBINES[rolled_target(partial)]
     wide = _accumulator_meta(cx, partial)
-    part = cx.convert(TypedValue(chunk, cx.meta(partial)), wide.dtype, f"{partial.name}_chunk")
+    exact = cx.unrounded_sum(chunk) if wide.dtype != cx.meta(partial).dtype else None
+    part = (
+        TypedValue(exact, wide)
+        if exact is not None
+        else cx.convert(TypedValue(chunk, cx.meta(partial)), wide.dtype, f"{partial.name}_chunk")
+    )
     return cx.torch_call(f"{partial.name}_acc", combine, TypedValue(acc, wide), part).value
 
 

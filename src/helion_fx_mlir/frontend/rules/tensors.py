@@ -23,6 +23,7 @@ from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.signature import RNG_SEEDS
 from helion_fx_mlir.frontend.stripped_args import ORIGINAL_ARGS, restored_args
 from helion_fx_mlir.frontend.values import (
+    HALVES,
     HostTensorRef,
     LaneBound,
     TypedValue,
@@ -64,9 +65,18 @@ def lowering_extra(cx: RuleContext) -> Value | None:
 def _mean_partial(cx: RuleContext, node: fx.Node, orig: fx.Node) -> Value:
     """The chunk's sum; mean.dim divides the accumulated sum by the count."""
     keepdim = orig.args[2] if len(orig.args) > 2 else False
-    return cx.torch_call(
-        node.name, torch.ops.aten.sum.dim_IntList, cx.typed(node.args[0][0]), orig.args[1], keepdim
-    ).value
+    x = cx.typed(node.args[0][0])
+    return _partial_sum(cx, node, node.name, x, orig.args[1], keepdim).value
+
+
+def _partial_sum(
+    cx: RuleContext, node: fx.Node, name: str, x: TypedValue, dims: Any, keepdim: bool
+) -> TypedValue:
+    """A chunk's sum in the extra buffer's dtype: Helion keeps an f16/bf16 mean's or var's
+    partials in f32, as eager accumulates them."""
+    dtype = node.meta["val"].dtype
+    widen = {} if dtype == x.meta.dtype else {"dtype": dtype}
+    return cx.torch_call(name, torch.ops.aten.sum.dim_IntList, x, dims, keepdim, **widen)
 
 
 def _var_partial(cx: RuleContext, node: fx.Node, orig: fx.Node) -> Value:
@@ -77,12 +87,12 @@ def _var_partial(cx: RuleContext, node: fx.Node, orig: fx.Node) -> Value:
     dims = reduced_dims(orig, x.meta.dim())
     keepdim = node.meta["val"].dim() == x.meta.dim()
     if not mean:
-        total = cx.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-        return divide_by_count(cx, node.name, total, reduced_count(cx, orig), 0)
+        total = _partial_sum(cx, node, f"{node.name}_sum", x, dims, keepdim)
+        return divide_by_count(cx, node.name, total, reduced_count(cx, orig), 0).value
     deviation = cx.torch_call(f"{node.name}_dev", torch.ops.aten.sub.Tensor, x, cx.typed(mean[0]))
     deviation = masked_to_zero(cx, f"{node.name}_dev", deviation, source.meta["val"], dims)
     square = cx.torch_call(f"{node.name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
-    return cx.torch_call(node.name, torch.ops.aten.sum.dim_IntList, square, dims, keepdim).value
+    return _partial_sum(cx, node, node.name, square, dims, keepdim).value
 
 
 # Reductions whose rolled form yields extra buffers of chunk partials (accumulated with add).
@@ -121,13 +131,21 @@ def reduced_count(cx: RuleContext, node: fx.Node) -> int | str:
 
 def divide_by_count(
     cx: RuleContext, name: str, x: TypedValue, count: int | str, minus: int
-) -> Value:
+) -> TypedValue:
     """x / max(count - minus, 0), for a count known statically or only at run time."""
     if isinstance(count, int):
-        return cx.torch_call(name, torch.ops.aten.div.Scalar, x, float(max(count - minus, 0))).value
+        return cx.torch_call(name, torch.ops.aten.div.Scalar, x, float(max(count - minus, 0)))
     return cx.torch_call(
         name, torch.ops.aten.div.Tensor, x, count_tensor(cx, f"{name}_n", count, minus, x)
-    ).value
+    )
+
+
+def _rounded(cx: RuleContext, node: fx.Node, value: TypedValue, index: int | None = None) -> Value:
+    """A mean's or variance's value in the node's dtype: computed in f32 for f16/bf16
+    inputs, as eager does, and rounded once here."""
+    val = node.meta["val"]
+    dtype = (val if index is None else val[index]).dtype
+    return cx.convert(value, dtype, node.name).value
 
 
 def _rolled_result(cx: RuleContext, node: fx.Node, slot: int) -> fx.Node | None:
@@ -149,17 +167,22 @@ def mean_dim(cx: RuleContext) -> Value:
     node = cx.node
     total = _rolled_result(cx, node, 0)
     if total is not None:
-        return divide_by_count(cx, node.name, cx.typed(total), reduced_count(cx, node), 0)
+        mean = divide_by_count(cx, node.name, cx.typed(total), reduced_count(cx, node), 0)
+        return _rounded(cx, node, mean)
     args, _ = restored_args(node)  # persistent: the stripped input is restored
-    padded = _padded_reduction(cx, node, args[0])
-    if padded is None:
+    own = _own_reduction(cx, node, args[0])
+    if own is None:
         return cx.aten_compute()
-    x, dims, count = padded
+    x, dims, count = own
     keepdim = len(args) > 2 and bool(args[2])
     total = cx.torch_call(f"{node.name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
-    return cx.torch_call(
-        node.name, torch.ops.aten.div.Tensor, total, count_tensor(cx, node.name, count, 0, total)
-    ).value
+    mean = cx.torch_call(
+        node.name,
+        torch.ops.aten.div.Tensor,
+        total,
+        count_tensor(cx, node.name, count, 0, total),
+    )
+    return _rounded(cx, node, mean)
 
 
 @lowers(torch.ops.aten.var.correction)
@@ -171,17 +194,17 @@ def var_correction(cx: RuleContext) -> Value:
     correction = 1 if correction is None else correction
     squares = _rolled_result(cx, node, 1)
     if squares is not None:
-        return divide_by_count(
-            cx, node.name, cx.typed(squares), reduced_count(cx, node), correction
-        )
+        var = divide_by_count(cx, node.name, cx.typed(squares), reduced_count(cx, node), correction)
+        return _rounded(cx, node, var)
     args, kwargs = restored_args(node)  # persistent: the stripped input is restored
-    padded = _padded_reduction(cx, node, args[0])
-    if padded is None:
+    own = _own_reduction(cx, node, args[0])
+    if own is None:
         return cx.aten_compute()
-    x, dims, count = padded
-    return _padded_variance(
+    x, dims, count = own
+    var = _variance(
         cx, node.name, x, dims, count, correction, bool(kwargs.get("keepdim")), args[0].meta["val"]
     )
+    return _rounded(cx, node, var)
 
 
 @lowers(torch.ops.aten.var_mean.correction)
@@ -190,13 +213,13 @@ def var_mean_correction(cx: RuleContext) -> Any:
     and the mean of the in-range lanes (a tuple: its getitems pick them)."""
     node = cx.node
     args, kwargs = restored_args(node)
-    padded = _padded_reduction(cx, node, args[0])
-    if padded is None:
+    own = _own_reduction(cx, node, args[0])
+    if own is None:
         return cx.aten_compute()
-    x, dims, count = padded
+    x, dims, count = own
     correction = 1 if kwargs.get("correction") is None else kwargs["correction"]
     keepdim = bool(kwargs.get("keepdim"))
-    var = _padded_variance(
+    var = _variance(
         cx, f"{node.name}_var", x, dims, count, correction, keepdim, args[0].meta["val"]
     )
     total = cx.torch_call(f"{node.name}_total", torch.ops.aten.sum.dim_IntList, x, dims, keepdim)
@@ -206,10 +229,10 @@ def var_mean_correction(cx: RuleContext) -> Any:
         total,
         count_tensor(cx, node.name, count, 0, total),
     )
-    return (var, mean.value)
+    return (_rounded(cx, node, var, 0), _rounded(cx, node, mean, 1))
 
 
-def _padded_variance(
+def _variance(
     cx: RuleContext,
     name: str,
     x: TypedValue,
@@ -218,7 +241,7 @@ def _padded_variance(
     correction: float,
     keepdim: bool,
     sym_val: Any,
-) -> Value:
+) -> TypedValue:
     """The variance of x's in-range lanes over `dims` (padded lanes 0): two passes."""
     total = cx.torch_call(f"{name}_sum", torch.ops.aten.sum.dim_IntList, x, dims, True)
     mean = cx.torch_call(
@@ -232,20 +255,21 @@ def _padded_variance(
     square = cx.torch_call(f"{name}_sq", torch.ops.aten.mul.Tensor, deviation, deviation)
     squares = cx.torch_call(f"{name}_sumsq", torch.ops.aten.sum.dim_IntList, square, dims, keepdim)
     divisor = count_tensor(cx, f"{name}_dof", count, correction, squares)
-    return cx.torch_call(name, torch.ops.aten.div.Tensor, squares, divisor).value
+    return cx.torch_call(name, torch.ops.aten.div.Tensor, squares, divisor)
 
 
-def _padded_reduction(
+def _own_reduction(
     cx: RuleContext, node: fx.Node, source: Any
 ) -> tuple[TypedValue, list[int], str] | None:
-    """For a mean/var over dims that hold tile padding: the input with padded lanes set
-    to 0, the reduced dims and the in-range element count (index SSA); else None."""
+    """For a mean/var over dims that hold tile padding, or of f16/bf16 (torch-mlir sums
+    those in the dtype, eager in f32): the input with padded lanes set to 0, in f32 for
+    halves, the reduced dims and the in-range element count (index SSA); else None."""
     if not isinstance(source, fx.Node):
         return None
     x = cx.typed(source)
     dims = reduced_dims(node, x.meta.dim())
     bounds = {bound.dim: bound for bound in cx.masked_dims(source.meta["val"]) if bound.dim in dims}
-    if not bounds:
+    if not bounds and x.meta.dtype not in HALVES:
         return None
     if any(bound.parent is not None for bound in bounds.values()):
         raise LoweringError(
@@ -258,7 +282,10 @@ def _padded_reduction(
     for d in dims:
         size = cx.as_index(sizes[d]) if d in sizes else cx.index_value(x.meta.shape[d])
         count = cx.builder.index_op("arith.muli", count, size, f"{node.name}_count")
-    return masked_to_zero(cx, f"{node.name}_in", x, source.meta["val"], dims), dims, count
+    x = masked_to_zero(cx, f"{node.name}_in", x, source.meta["val"], dims)
+    if x.meta.dtype in HALVES:
+        x = cx.convert(x, torch.float32, f"{node.name}_in")
+    return x, dims, count
 
 
 def masked_to_zero(
