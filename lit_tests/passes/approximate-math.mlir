@@ -1,5 +1,6 @@
-// math.exp/exp2/log/tanh/erf on f32, f16 or bf16 (scalar or vector) become polynomials in
-// arith and math.fma, computed in f32; f64, tensors and other math ops are left alone.
+// math.exp/exp2/expm1/log/log1p/tanh/erf on f32, f16 or bf16 (scalar or vector) become
+// polynomials in arith and math.fma, computed in f32 (rsqrt: 1 / sqrt in f32); f64, tensors
+// and other math ops are left alone.
 // RUN: helion-opt %s --helion-approximate-math | FileCheck %s
 
 // exp: the argument clamped, reduced by round(x / ln 2), then a polynomial.
@@ -26,6 +27,49 @@ func.func @half_exp(%x: vector<8xf16>) -> vector<8xf16> {
 func.func @f32_tanh(%x: f32) -> f32 {
   %0 = math.tanh %x : f32
   return %0 : f32
+}
+
+// expm1: 2^n (e^r - 1) + (2^n - 1), one fma; no exp(x) - 1 of x near 0 (past 20, e^x).
+// CHECK-LABEL: func.func @f32_expm1(
+// CHECK-NOT: math.expm1
+// CHECK: %[[N:[a-z0-9_]+]] = math.roundeven
+// CHECK: %[[SCALE:[a-z0-9_]+]] = arith.bitcast %{{[a-z0-9_]+}} : i32 to f32
+// CHECK: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[LESS:[a-z0-9_]+]] = arith.subf %[[SCALE]], %[[ONE]] : f32
+// CHECK-NEXT: math.fma %[[SCALE]], %{{[a-z0-9_]+}}, %[[LESS]] : f32
+// CHECK: arith.constant 2.000000e+01 : f32
+// CHECK-NOT: math.expm1
+// CHECK: return
+func.func @f32_expm1(%x: f32) -> f32 {
+  %0 = math.expm1 %x : f32
+  return %0 : f32
+}
+
+// log1p: log(1 + x) plus the rounding of 1 + x, (x - ((1 + x) - 1)) / (1 + x).
+// CHECK-LABEL: func.func @bf16_log1p(
+// CHECK-NOT: math.log1p
+// CHECK: %[[WIDE:[a-z0-9_]+]] = arith.extf %{{[a-z0-9_]+}} : vector<8xbf16> to vector<8xf32>
+// CHECK: %[[U:[a-z0-9_]+]] = arith.addf %[[WIDE]], %{{[a-z0-9_]+}} : vector<8xf32>
+// CHECK: %[[D:[a-z0-9_]+]] = arith.subf %[[U]], %{{[a-z0-9_]+}} : vector<8xf32>
+// CHECK-NEXT: %[[LOST:[a-z0-9_]+]] = arith.subf %[[WIDE]], %[[D]] : vector<8xf32>
+// CHECK: %[[SHARE:[a-z0-9_]+]] = arith.divf %[[LOST]], %[[U]] : vector<8xf32>
+// CHECK-NOT: math.log
+// CHECK: arith.truncf %{{[a-z0-9_]+}} : vector<8xf32> to vector<8xbf16>
+func.func @bf16_log1p(%x: vector<8xbf16>) -> vector<8xbf16> {
+  %0 = math.log1p %x : vector<8xbf16>
+  return %0 : vector<8xbf16>
+}
+
+// rsqrt: 1 / sqrt in f32, so an f16 result rounds once.
+// CHECK-LABEL: func.func @half_rsqrt(
+// CHECK-NEXT: %[[WIDE:[a-z0-9_]+]] = arith.extf %{{[a-z0-9_]+}} : f16 to f32
+// CHECK-NEXT: %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[ROOT:[a-z0-9_]+]] = math.sqrt %[[WIDE]] : f32
+// CHECK-NEXT: %[[Y:[a-z0-9_]+]] = arith.divf %[[ONE]], %[[ROOT]] : f32
+// CHECK-NEXT: arith.truncf %[[Y]] : f32 to f16
+func.func @half_rsqrt(%x: f16) -> f16 {
+  %0 = math.rsqrt %x : f16
+  return %0 : f16
 }
 
 // CHECK-LABEL: func.func @left_alone(

@@ -6,8 +6,10 @@ vectorizes: range reduction, a polynomial (Cody-Waite splitting of ln 2 and Ceph
 coefficients), and the exponent rebuilt in the float's bits. f16 and bf16 compute in f32.
 Special values follow IEEE as PyTorch does: NaN in, NaN out; exp overflows to inf and
 underflows through the subnormals to 0; log of 0 is -inf, of a negative is NaN; tanh and
-erf saturate at +-1 and keep the sign of 0. Sigmoid, softplus and SiLU reach here as exp
-and log (torch-to-linalg decomposes them); rsqrt and sqrt are single instructions already.
+erf saturate at +-1 and keep the sign of 0; expm1 and log1p keep the digits of a small x
+(LLVM lowers them as exp(x) - 1 and log(1 + x)). Sigmoid, softplus and SiLU reach here as exp
+and log (torch-to-linalg decomposes them); sqrt is a single instruction already, and rsqrt
+is 1 / sqrt, here in f32 for f16/bf16 so that it rounds once.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ LOG_POLY = (
 )
 SQRT_HALF = 0.707106781186547524
 EXP_LOWEST, EXP_HIGHEST = -104.0, 89.0  # past these exp is 0 / inf in f32
+EXPM1_LOW, EXPM1_HIGH = -17.5, 20.0  # below, expm1 is -1 in f32; above, e^x - 1 is e^x
 
 
 class F32:
@@ -137,6 +140,43 @@ def exp2(f: F32, x: ir.Value) -> ir.Value:
     n = math.roundeven(x)
     r = arith.mulf(arith.subf(x, n), f.const(LN2))
     return _scale(f, _exp_reduced(f, r), n)
+
+
+def expm1(f: F32, x: ir.Value) -> ir.Value:
+    """2^n (e^r - 1) + (2^n - 1) for x = n ln2 + r, with e^r - 1 = r + r^2 P(r): no
+    cancellation near 0, where LLVM's e^x - 1 lost every digit (a bf16 expm1(1e-3) was 0).
+    Past EXPM1_HIGH the - 1 is below an ulp of e^x; below EXPM1_LOW the result is -1."""
+    xc = _clamp(f, x, EXPM1_LOW, EXPM1_HIGH)
+    n = math.roundeven(arith.mulf(xc, f.const(LOG2E)))
+    r = f.fma(n, f.const(-LN2_HI), xc)
+    r = f.fma(n, f.const(-LN2_LO), r)
+    em = f.fma(f.poly(r, EXP_POLY), arith.mulf(r, r), r)
+    scale = f.pow2(arith.fptosi(f.int_type, n))
+    result = f.fma(scale, em, arith.subf(scale, f.const(1.0)))
+    result = f.select(f.cmp(arith.CmpFPredicate.OGT, x, f.const(EXPM1_HIGH)), exp(f, x), result)
+    return f.select(f.cmp(arith.CmpFPredicate.OEQ, x, f.const(0.0)), x, result)  # keeps -0
+
+
+def log1p(f: F32, x: ir.Value) -> ir.Value:
+    """log(u) + (x - (u - 1)) / u for u = 1 + x: the second term is the rounding of 1 + x,
+    which LLVM's log(1 + x) lost with the digits of a small x. -0 stays -0; u = inf (x = inf)
+    and u = 0 (x = -1) are log's own values."""
+    u = arith.addf(x, f.const(1.0))
+    lost = arith.subf(x, arith.subf(u, f.const(1.0)))
+    log_u = log(f, u)
+    result = arith.addf(log_u, arith.divf(lost, u))
+    result = f.select(f.cmp(arith.CmpFPredicate.OEQ, x, f.const(0.0)), x, result)
+    special = arith.ori(
+        f.cmp(arith.CmpFPredicate.OEQ, u, f.const(0.0)),
+        f.cmp(arith.CmpFPredicate.OEQ, u, f.const(float("inf"))),
+    )
+    return f.select(special, log_u, result)
+
+
+def rsqrt(f: F32, x: ir.Value) -> ir.Value:
+    """1 / sqrt(x), as LLVM lowers it, but in f32 for f16/bf16: one rounding, as eager's
+    (LLVM rounded the square root to the dtype before dividing)."""
+    return arith.divf(f.const(1.0), math.sqrt(x))
 
 
 def log(f: F32, x: ir.Value) -> ir.Value:
@@ -240,7 +280,10 @@ ERFC_POLY_FROM_2 = (
 APPROXIMATIONS: dict[str, Callable[[F32, ir.Value], ir.Value]] = {
     "math.exp": exp,
     "math.exp2": exp2,
+    "math.expm1": expm1,
     "math.log": log,
+    "math.log1p": log1p,
+    "math.rsqrt": rsqrt,
     "math.tanh": tanh,
     "math.erf": erf,
 }
@@ -248,7 +291,9 @@ COMPUTED_IN_F32 = {"f16", "bf16", "f32"}
 
 
 @register(
-    "helion-approximate-math", "math.exp/exp2/log/tanh/erf -> polynomials in arith and math.fma"
+    "helion-approximate-math",
+    "math.exp/exp2/expm1/log/log1p/tanh/erf -> polynomials in arith and math.fma; "
+    "rsqrt of f16/bf16 in f32",
 )
 def approximate_math(module: ir.Module) -> None:
     """Replace each f32/f16/bf16 op in APPROXIMATIONS (scalar or vector) by its polynomial."""

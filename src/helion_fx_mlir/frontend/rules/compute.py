@@ -221,6 +221,19 @@ def insert_along(
     return TypedValue(Value(ssa, dest.value.type), dest.meta)
 
 
+@lowers(torch.ops.aten.sigmoid.default)
+def sigmoid(cx: RuleContext) -> Value:
+    """torch.aten.sigmoid, in f32 for f16/bf16 and rounded once, as eager's: torch-to-linalg
+    computes 1 / (1 + exp(-x)) rounding each step to the dtype (up to 2 ulps off)."""
+    node = cx.node
+    x = cx.typed(node.args[0])
+    if x.meta.dtype not in HALVES:
+        return cx.aten_compute()
+    wide = cx.convert(x, torch.float32, f"{node.name}_in")
+    y = cx.torch_call(f"{node.name}_f32", torch.ops.aten.sigmoid.default, wide)
+    return cx.convert(y, x.meta.dtype, node.name).value
+
+
 @lowers(_gelu_tanh_approx._gelu_erf)
 def gelu(cx: RuleContext) -> Value:
     """torch.aten.gelu, computed in f32 for f16/bf16 inputs as Helion does."""
