@@ -52,6 +52,36 @@ from helion_fx_mlir.mlir.attributes import (
 # Sums eager accumulates in f32 for f16/bf16 inputs (their `dtype` argument unset).
 WIDENED_SUMS = frozenset({torch.ops.aten.sum.dim_IntList})
 
+# Ops that only move or pick values (or read uint8 as a mask): their uint8 operands are
+# not widened to int32.
+_aten = torch.ops.aten
+VALUE_MOVES = frozenset(
+    {
+        torch.ops.prims.convert_element_type.default,
+        _aten._to_copy.default,
+        _aten.view.default,
+        _aten._unsafe_view.default,
+        _aten.reshape.default,
+        _aten.permute.default,
+        _aten.transpose.int,
+        _aten.t.default,
+        _aten.expand.default,
+        _aten.slice.Tensor,
+        _aten.select.int,
+        _aten.squeeze.default,
+        _aten.squeeze.dim,
+        _aten.squeeze.dims,
+        _aten.unsqueeze.default,
+        _aten.clone.default,
+        _aten.cat.default,
+        _aten.stack.default,
+        _aten.flip.default,
+        _aten.index.Tensor,
+        _aten.index_put.default,
+        _aten.alias.default,
+    }
+)
+
 
 class IRVisitor:
     """Emits one func for a bound kernel: grids, loops, slices and torch ops."""
@@ -678,6 +708,12 @@ class IRVisitor:
     ) -> Any:
         if target in WIDENED_SUMS and "dtype" not in kwargs and _half_operand(args[0]):
             return self._widened_sum(name, target, args, kwargs, result)
+        if (
+            target not in VALUE_MOVES
+            and isinstance(result, torch.Tensor)
+            and any(_unsigned_operand(a) for a in _leaves([*args, *kwargs.values()]))
+        ):
+            return self._unsigned_widened(name, target, args, kwargs, result)
         by_node: dict[object, aten_import.Operand] = {}
 
         def operand(arg: Any) -> Any:
@@ -732,6 +768,29 @@ class IRVisitor:
         rounded = self.convert(TypedValue(total, wide), result.dtype, name).value
         self.wide_sums[rounded.ssa] = total
         return rounded
+
+    def _unsigned_widened(
+        self, name: str, target: Any, args: Sequence[Any], kwargs: dict[str, Any], result: Any
+    ) -> Value:
+        """The op on uint8 operands extended to int32, its result converted back to the
+        op's dtype (mod 256 for a uint8 result, as eager wraps): torch-mlir extends ui8 with
+        extsi/sitofp and divides, compares and takes abs signed, so a uint8 row of values
+        >= 128 summed negative and `u8 * f32` read 200 as -56."""
+
+        def widen(arg: Any) -> Any:
+            if isinstance(arg, (list, tuple)):
+                return type(arg)(widen(a) for a in arg)
+            if not _unsigned_operand(arg):
+                return arg
+            typed = (
+                arg if isinstance(arg, TypedValue) else TypedValue(self.value(arg), self.meta(arg))
+            )
+            return self.convert(typed, torch.int32, f"{name}_u8")
+
+        wide = self.torch_call(
+            name, target, *widen(list(args)), **{k: widen(v) for k, v in kwargs.items()}
+        )
+        return self.convert(wide, result.dtype, name).value
 
     def unrounded_sum(self, value: Value) -> Value | None:
         """The f32 sum an f16/bf16 sum's value was rounded from, if it is one: a rolled
@@ -826,6 +885,19 @@ class IRVisitor:
         self.builder.emit(f"{ssa} = torch_c.to_builtin_tensor {torch_ssa} : {torch_type} -> {ty}")
         self.bridges[-1][f"{ssa}:{torch_type}"] = torch_ssa
         return Value(ssa, ty)
+
+
+def _unsigned_operand(arg: Any) -> bool:
+    """A TypedValue or node of a uint8 tensor."""
+    meta = arg.meta if isinstance(arg, TypedValue) else getattr(arg, "meta", {}).get("val")
+    return isinstance(meta, torch.Tensor) and meta.dtype == torch.uint8
+
+
+def _leaves(args: Sequence[Any]) -> list[Any]:
+    """The operands inside nested lists and tuples (a cat's tensors, a where's scalars)."""
+    return [
+        leaf for arg in args for leaf in (_leaves(arg) if isinstance(arg, (list, tuple)) else [arg])
+    ]
 
 
 def _half_operand(arg: Any) -> bool:
