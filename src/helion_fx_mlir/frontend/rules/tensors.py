@@ -163,7 +163,8 @@ def _rolled_result(cx: RuleContext, node: fx.Node, slot: int) -> fx.Node | None:
 @lowers(torch.ops.aten.mean.dim, torch.ops.aten.mean.default)
 def mean_dim(cx: RuleContext) -> Value:
     """torch.aten.mean.dim; over padded tile dims, the sum of the in-range lanes / their
-    count; after a rolled reduction, the accumulated sum / element count."""
+    count; after a rolled reduction, the accumulated sum / element count; f16/bf16 in f32,
+    rounded once."""
     node = cx.node
     total = _rolled_result(cx, node, 0)
     if total is not None:
@@ -188,7 +189,8 @@ def mean_dim(cx: RuleContext) -> Value:
 @lowers(torch.ops.aten.var.correction)
 def var_correction(cx: RuleContext) -> Value:
     """torch.aten.var.correction; over padded tile dims, two passes over the in-range
-    lanes; after a rolled reduction, the accumulated squared deviations / (count - correction)."""
+    lanes; after a rolled reduction, the accumulated squared deviations / (count -
+    correction); f16/bf16 in f32, rounded once."""
     node = cx.node
     correction = node.kwargs.get("correction")
     correction = 1 if correction is None else correction
@@ -210,7 +212,8 @@ def var_correction(cx: RuleContext) -> Value:
 @lowers(torch.ops.aten.var_mean.correction)
 def var_mean_correction(cx: RuleContext) -> Any:
     """torch.aten.var_mean.correction; over padded tile dims, var.correction's two passes
-    and the mean of the in-range lanes (a tuple: its getitems pick them)."""
+    and the mean of the in-range lanes (a tuple: its getitems pick them); f16/bf16 in f32,
+    rounded once."""
     node = cx.node
     args, kwargs = restored_args(node)
     own = _own_reduction(cx, node, args[0])
