@@ -887,10 +887,14 @@ class IRVisitor:
         return Value(ssa, ty)
 
 
-def _unsigned_operand(arg: Any) -> bool:
-    """A TypedValue or node of a uint8 tensor."""
+def _operand_dtype(arg: Any) -> torch.dtype | None:
+    """The dtype of a TypedValue's or node's tensor, else None."""
     meta = arg.meta if isinstance(arg, TypedValue) else getattr(arg, "meta", {}).get("val")
-    return isinstance(meta, torch.Tensor) and meta.dtype == torch.uint8
+    return meta.dtype if isinstance(meta, torch.Tensor) else None
+
+
+def _unsigned_operand(arg: Any) -> bool:
+    return _operand_dtype(arg) == torch.uint8
 
 
 def _leaves(args: Sequence[Any]) -> list[Any]:
@@ -901,9 +905,7 @@ def _leaves(args: Sequence[Any]) -> list[Any]:
 
 
 def _half_operand(arg: Any) -> bool:
-    """A TypedValue or node of an f16/bf16 tensor."""
-    meta = arg.meta if isinstance(arg, TypedValue) else getattr(arg, "meta", {}).get("val")
-    return isinstance(meta, torch.Tensor) and meta.dtype in HALVES
+    return _operand_dtype(arg) in HALVES
 
 
 def _lowered(cx: RuleContext) -> Any:

@@ -225,23 +225,24 @@ def insert_along(
 def sigmoid(cx: RuleContext) -> Value:
     """torch.aten.sigmoid, in f32 for f16/bf16 and rounded once, as eager's: torch-to-linalg
     computes 1 / (1 + exp(-x)) rounding each step to the dtype (up to 2 ulps off)."""
-    node = cx.node
-    x = cx.typed(node.args[0])
+    x = cx.typed(cx.node.args[0])
     if x.meta.dtype not in HALVES:
         return cx.aten_compute()
-    wide = cx.convert(x, torch.float32, f"{node.name}_in")
-    y = cx.torch_call(f"{node.name}_f32", torch.ops.aten.sigmoid.default, wide)
-    return cx.convert(y, x.meta.dtype, node.name).value
+    return rounded_once(cx, torch.ops.aten.sigmoid.default, x)
 
 
 @lowers(_gelu_tanh_approx._gelu_erf)
 def gelu(cx: RuleContext) -> Value:
     """torch.aten.gelu, computed in f32 for f16/bf16 inputs as Helion does."""
-    node = cx.node
-    x = cx.typed(node.args[0])
-    wide = cx.convert(x, accumulate_dtype(x.meta.dtype), f"{node.name}_in")
-    y = cx.torch_call(f"{node.name}_f32", torch.ops.aten.gelu.default, wide)
-    return cx.convert(y, x.meta.dtype, node.name).value
+    return rounded_once(cx, torch.ops.aten.gelu.default, cx.typed(cx.node.args[0]))
+
+
+def rounded_once(cx: RuleContext, target: Any, x: TypedValue) -> Value:
+    """target(x) for the node, computed in f32 for f16/bf16 and rounded once to x's dtype."""
+    name = cx.node.name
+    wide = cx.convert(x, accumulate_dtype(x.meta.dtype), f"{name}_in")
+    y = cx.torch_call(f"{name}_f32", target, wide)
+    return cx.convert(y, x.meta.dtype, name).value
 
 
 @lowers(_gelu_tanh_approx._gelu_tanh_approx)

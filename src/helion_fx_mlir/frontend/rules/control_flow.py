@@ -160,7 +160,7 @@ def _identity(cx: RuleContext, partial: fx.Node) -> Value:
 def _combine(cx: RuleContext, partial: fx.Node, acc: Value, chunk: Value) -> Value:
     combine, _ = ROLLED_COMBINES[rolled_target(partial)]
     wide = _accumulator_meta(cx, partial)
-    exact = cx.unrounded_sum(chunk) if wide.dtype != cx.meta(partial).dtype else None
+    exact = cx.unrounded_sum(chunk)
     part = (
         TypedValue(exact, wide)
         if exact is not None
