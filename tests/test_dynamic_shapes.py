@@ -52,6 +52,13 @@ OTHER_SHAPES = {
         _matrices((5, 2)),
         _matrices((3, 5)),
     ],
+    # rows of one column: unit dims beside dynamic ones in every slice (sliced_unit_dims.py)
+    "dynamic_row_offsets": [
+        _matrices((2, 5, 1), (2, 5)),
+        _matrices((2, 1, 1), (2, 1)),
+        _matrices((1, 1, 7), (1, 1)),
+        _matrices((3, 7, 33), (3, 7)),
+    ],
     # rows of 9, 5, 3 and 1 columns: `n - 5` and `n - 7` below 0 count from the end
     "dynamic_row_tail": [
         _matrices((21, 9)),

@@ -314,6 +314,20 @@ def dynamic_row_tail(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=False)
+def dynamic_row_offsets(x: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """Each row of a batch of matrices less its own offset, in column chunks, shapes
+    dynamic: called on rows of one column (a size Helion settles at 1), the chunk's unit
+    dims beside the dynamic ones used to stop the kernel compiling (sliced_unit_dims.py)."""
+    b, m, n = x.size()
+    out = torch.empty_like(x)
+    for tb, tm in hl.tile([b, m]):
+        row_offsets = offsets[tb, tm].to(torch.float32)
+        for tn in hl.tile(n):
+            out[tb, tm, tn] = (x[tb, tm, tn].to(torch.float32) - row_offsets[:, :, None]).to(x.dtype)
+    return out
+
+
 def _row_tail_ref(x: torch.Tensor) -> torch.Tensor:
     n = x.size(1)
     return x[:, n - 5 :].sum(-1) - x[:, : n - 7].sum(-1)
@@ -641,6 +655,9 @@ EXAMPLES = [
             (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1]))),
     Example("dynamic_row_tail", dynamic_row_tail, tensors(randn(37, 45)), _row_tail_ref, (torch.float32,),
             (helion.Config(block_sizes=[8]), helion.Config(block_sizes=[1], reduction_loops=[16]))),
+    Example("dynamic_row_offsets", dynamic_row_offsets, tensors(randn(3, 9, 45), randn(3, 9)),
+            lambda x, o: (x.float() - o.float()[:, :, None]).to(x.dtype), (torch.float32, torch.float16),
+            (helion.Config(block_sizes=[1, 1, 1]), helion.Config(block_sizes=[1, 4, 16]))),
     Example("clipped_zscores", clipped_zscores, tensors(randn(37, 45)), _zscores_ref, (torch.float32, torch.float16),
             (helion.Config(block_sizes=[8]),)),
     Example("twin_row_sums", twin_row_sums, tensors(randn(1, 45)), lambda x: (x.sum(-1), x.sum(-1)), (torch.float32,),

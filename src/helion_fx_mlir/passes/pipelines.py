@@ -29,6 +29,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     packed_operands,
     results,
     safety_checks,
+    sliced_unit_dims,
     soft_bf16,
     streaming_stores,
     trim_padded_tiles,
@@ -73,8 +74,10 @@ VECTORIZE = (
 )
 # On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
 VECTORIZE_BF16_DOT = (*VECTORIZE[:-2], "helion-bf16-dot-products", *VECTORIZE[-2:])
-# Bufferization: equal inits merged, split per use, then buffers; results the runtime passes.
+# Bufferization: unit dims kept in dynamic slices, equal inits merged, split per use, then
+# buffers; results the runtime passes.
 _BUFFERIZE = (
+    "helion-keep-sliced-unit-dims",
     "helion-read-only-inputs",
     "helion-prepare-buffers",
     "helion-untie-shared-inits",
