@@ -27,6 +27,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     masked_chunks,
     outer_reductions,
     packed_operands,
+    prefetch,
     results,
     safety_checks,
     sliced_unit_dims,
@@ -94,6 +95,7 @@ _LLVM_FIXUPS = (
 _AFTER_BUFFERIZE = (
     "helion-parallelize-independent-grids",
     "helion-vectorize-copies",
+    "helion-prefetch-next-program",
     "helion-approximate-math",
     "helion-group-grid-programs",
     "helion-stack-program-buffers",
