@@ -24,27 +24,31 @@ def _rows(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: tuple(torch.randn(*shape) for shape in shapes)
 
 
-# Rows of one program each (the default block): wider ones are copied once into a padded
-# tile and computed from there, so their input has no second pass to prefetch from.
+# One row per program (the default block), and 4 rows per program where the block divides
+# the rows (the next program's rows are its index times 4 on: the index arithmetic is
+# recomputed). A tile of several rows the block does not divide is copied once into a
+# padded buffer and computed from there: no second pass over the argument to prefetch from.
 ROW_KERNELS = [
-    ("softmax", _rows((37, 1000))),
-    ("softmax", _rows((2, 1000))),  # the last program prefetches its own row
-    ("layer_norm", _rows((37, 1000), (1000,), (1000,))),
-    ("layer_norm", _rows((45, 768), (768,), (768,))),
+    ("softmax", _rows((37, 1000)), [1]),
+    ("softmax", _rows((2, 1000)), [1]),  # the last program prefetches its own row
+    ("softmax", _rows((64, 1024)), [4]),
+    ("layer_norm", _rows((37, 1000), (1000,), (1000,)), [1]),
+    ("layer_norm", _rows((45, 768), (768,), (768,)), [1]),
+    ("layer_norm", _rows((64, 1024), (1024,), (1024,)), [4]),
 ]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize(("name", "make"), ROW_KERNELS)
-def test_row_kernels_prefetch_the_next_row_and_match_eager(
-    name: str, make: Callable[[], tuple[torch.Tensor, ...]], threads: int
+@pytest.mark.parametrize(("name", "make", "block"), ROW_KERNELS)
+def test_row_kernels_prefetch_the_next_rows_and_match_eager(
+    name: str, make: Callable[[], tuple[torch.Tensor, ...]], block: list[int], threads: int
 ) -> None:
     torch.set_num_threads(threads)
     example = EXAMPLES[name]
     torch.manual_seed(0)
     args = make()
     bound = example.kernel.bind(args)
-    config = helion.Config(block_sizes=[1])
+    config = helion.Config(block_sizes=block)
     assert _prefetches(bound, config)
     compiled = compile_kernel(bound, config=config)
     torch.testing.assert_close(compiled(*args), example.reference(*args))

@@ -169,9 +169,10 @@ def _at_next(
         return value
     if value not in done:
         owner = value.owner
-        clone = owner.clone()
-        for i, operand in enumerate(owner.operands):
-            clone.operands[i] = _at_next(operand, iv, nxt, done)
+        operands = [_at_next(operand, iv, nxt, done) for operand in owner.operands]
+        clone = owner.clone()  # after the operands it now uses
+        for i, operand in enumerate(operands):
+            clone.operands[i] = operand
         for old, new in zip(owner.results, clone.results):
             done[old] = new
     return done[value]
