@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import helion
+import helion.language as hl
 import pytest
 import torch
 
-from helion_fx_mlir import compile_kernel
+from helion_fx_mlir import compile_kernel, generate_mlir, lower_to_llvm
 from helion_fx_mlir.examples import EXAMPLES
 
 
@@ -94,3 +96,36 @@ def test_code_compiled_at_one_shape_runs_at_others(
         torch.testing.assert_close(
             compiled(*args), example.reference(*args), msg=lambda m, s=shapes: f"{s}: {m}"
         )
+
+
+@pytest.mark.parametrize("name", ["dynamic_row_rms", "dynamic_centered_softmax"])
+def test_rows_of_run_time_length_are_vectorized(name: str) -> None:
+    """Elementwise ops and row reductions over sizes known at run time run in 64-lane
+    chunks, the partial last chunk masked (they were scalar loops: dynamic_row_rms on
+    4096x1024 took 3.4 ms, 2.0 vectorized, the static rms_norm 1.0)."""
+    example = EXAMPLES[name]
+    bound = example.kernel.bind(example.args())
+    assert "vector<64xf32>" in lower_to_llvm(generate_mlir(bound, config=example.configs[0]))
+
+
+@helion.kernel(static_shapes=False)
+def row_span(x: torch.Tensor) -> torch.Tensor:
+    m = x.size(0)
+    out = torch.empty([m], dtype=x.dtype, device=x.device)
+    for tm in hl.tile(m):
+        out[tm] = torch.amax(x[tm, :], dim=-1) - torch.amin(x[tm, :], dim=-1)
+    return out
+
+
+@pytest.mark.parametrize("block", [[1], [4]])
+def test_masked_lanes_of_a_run_time_row_leave_max_and_min_alone(block: list[int]) -> None:
+    """The last chunk's lanes past the row hold no value: on rows all below 0 (or all
+    above) a max (or min) that read them as 0 would return 0."""
+    generator = torch.Generator().manual_seed(0)
+    compiled = compile_kernel(
+        row_span.bind((torch.randn(7, 100),)), config=helion.Config(block_sizes=block)
+    )
+    for shape in [(7, 100), (5, 1000), (3, 63), (9, 65), (2, 3)]:
+        magnitude = torch.rand(*shape, generator=generator) + 1.0
+        for x in (-magnitude, magnitude):
+            torch.testing.assert_close(compiled(x), x.amax(-1) - x.amin(-1))

@@ -45,6 +45,7 @@ MIN_LANES = 4
 # Elements one transfer may move: LLVM legalizes a huge vector type slowly (minutes for
 # vector<64x8192xf32>) and, for bf16, into stores it cannot select.
 MAX_TRANSFER = 16384
+DYNAMIC = ir.ShapedType.get_dynamic_size()
 SCALAR_ONLY_OPS = {"math.fpowi", "math.ipowi"}
 
 
@@ -134,7 +135,8 @@ def _tagged(module: ir.Module) -> list[ir.Operation]:
 def schedule_for(op: ir.Operation, target: Target) -> Schedule | None:
     """The op's schedule, or None to leave it scalar."""
     checked = op.results if op.name == "tensor.pad" else [*op.operands, *op.results]
-    if not all(_vectorizable(v.type) for v in checked) or _has_scalar_only_op(op):
+    dynamic = op.name == "linalg.generic"
+    if not all(_vectorizable(v.type, dynamic) for v in checked) or _has_scalar_only_op(op):
         return None
     return SCHEDULERS[op.name](op, target)
 
@@ -146,11 +148,14 @@ def _has_scalar_only_op(op: ir.Operation) -> bool:
     )
 
 
-def _vectorizable(type_: ir.Type) -> bool:
+def _vectorizable(type_: ir.Type, dynamic: bool = False) -> bool:
+    """An element type we vectorize, in a shape known at compile time (any shape where
+    `dynamic`: the op's schedule masks what the shape leaves open)."""
     if not isinstance(type_, ir.ShapedType):
         return str(type_) in VECTOR_ELEMENT_TYPES or isinstance(type_, ir.IndexType)
     shaped = type_
-    return shaped.has_static_shape and str(shaped.element_type) in VECTOR_ELEMENT_TYPES
+    static = shaped.has_static_shape or dynamic
+    return static and str(shaped.element_type) in VECTOR_ELEMENT_TYPES
 
 
 def _shape(value: ir.Value) -> list[int]:
@@ -197,8 +202,10 @@ def _generic(op: ir.Operation, target: Target) -> Schedule | None:
     extents = loop_extents(op)
     if not extents:
         return None
-    chunk = inner_lanes(extents[-1])
     reduces = _reduction_loops(op)
+    if DYNAMIC in extents:
+        return _dynamic_generic(op, extents, reduces)
+    chunk = inner_lanes(extents[-1])
     if _innermost_reduction(op, reduces) and extents[-1] > chunk:
         tile = [1] * (len(extents) - 1) + [extents[-1]]
         if len(extents) > 1:
@@ -209,6 +216,19 @@ def _generic(op: ir.Operation, target: Target) -> Schedule | None:
         peel = extents[-1] % chunk != 0
         return split and dataclasses.replace(split, split_reduction=chunk, peel=peel)
     return _outer_reduction(extents, reduces, chunk) or _elementwise(extents)
+
+
+def _dynamic_generic(op: ir.Operation, extents: list[int], reduces: list[bool]) -> Schedule | None:
+    """Sizes known at run time only (static_shapes=False): outer loops one step at a time,
+    the innermost in LANES-wide chunks, its partial last chunk peeled and masked; an
+    innermost reduction into a LANES-wide partial accumulator. Outer reductions stay
+    scalar."""
+    outer = [1] * (len(extents) - 1)
+    if _innermost_reduction(op, reduces):
+        return Schedule((*outer, 0), (*outer, LANES), split_reduction=LANES, peel=True)
+    if any(reduces):
+        return None
+    return Schedule((*outer, LANES), (*outer, LANES), peel=True)
 
 
 def _outer_reduction(extents: list[int], reduces: list[bool], chunk: int) -> Schedule | None:
