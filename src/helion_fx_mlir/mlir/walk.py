@@ -1,11 +1,30 @@
-"""Finding ops in a module, and the constants they hold: the rewrites through the bindings
-start from these."""
+"""Finding ops in a module, and the constants they hold (and index constants to build):
+the rewrites through the bindings start from these."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from torch_mlir import ir
+from torch_mlir.dialects import arith
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()  # a dim, size or offset known at run time only
+# Index arithmetic: pure ops computing an index from other indices.
+INDEX_ARITHMETIC = frozenset(
+    {
+        "arith.addi",
+        "arith.subi",
+        "arith.muli",
+        "arith.minsi",
+        "arith.maxsi",
+        "arith.minui",
+        "arith.maxui",
+        "arith.index_cast",
+        "affine.apply",
+        "affine.min",
+        "affine.max",
+    }
+)
 
 # Ops whose result is a view of their first operand's buffer (same memory, another shape).
 MEMREF_VIEWS = frozenset(
@@ -75,3 +94,8 @@ def constant_int(value: ir.Value) -> int | None:
     """The integer (or index) an `arith.constant` holds, else None."""
     number = constant_number(value)
     return number if isinstance(number, int) else None
+
+
+def index_constant(value: int) -> ir.Value:
+    """An index `arith.constant` at the current insertion point."""
+    return arith.ConstantOp(ir.IndexType.get(), value).result

@@ -19,7 +19,7 @@ from torch_mlir.dialects import arith, scf, vector
 from torch_mlir.dialects import memref as memref_dialect
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, constant_int, ops_named
+from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, constant_int, index_constant, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import (
     HALF_TYPES,
@@ -88,18 +88,14 @@ class _Move:
     masked_write: bool  # a copy writes only what it reads; a padded load writes every lane
 
 
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
 def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
     """The copy, row by row over the view's sizes, in chunks of up to LANES."""
     source, target = op.operands
     memref = ir.MemRefType(source.type)
     with ir.InsertionPoint(op), op.location:
-        sizes = [memref_dialect.dim(source, _index(i)) for i in range(memref.rank)]
+        sizes = [memref_dialect.dim(source, index_constant(i)) for i in range(memref.rank)]
         lanes = min(bound[-1], LANES)
-        step = _index(lanes)
+        step = index_constant(lanes)
 
         def left(rows: list[ir.Value], column: ir.Value) -> ir.Value:
             return arith.minsi(arith.subi(sizes[-1], column), step)
@@ -107,8 +103,8 @@ def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
         move = _Move(
             source,
             target,
-            _index(0),
-            _index(1),
+            index_constant(0),
+            index_constant(1),
             lanes,
             step,
             _zero(memref.element_type),
@@ -186,8 +182,8 @@ def _padded_load_rows(write: ir.Operation) -> None:
     sizes = list(read.operands[-1].owner.operands)
     with ir.InsertionPoint(write), write.location:
         lanes = _chunk(shape[-1])
-        step = _index(lanes)
-        zero = _index(0)
+        step = index_constant(lanes)
+        zero = index_constant(0)
 
         def left(rows: list[ir.Value], column: ir.Value) -> ir.Value:
             lanes_left = arith.maxsi(arith.minsi(arith.subi(sizes[-1], column), step), zero)
@@ -200,14 +196,14 @@ def _padded_load_rows(write: ir.Operation) -> None:
             read.operands[0],
             write.operands[1],
             zero,
-            _index(1),
+            index_constant(1),
             lanes,
             step,
             read.operands[len(shape) + 1],
             left,
             masked_write=False,
         )
-        _rows(move, [_index(extent) for extent in shape], [])
+        _rows(move, [index_constant(extent) for extent in shape], [])
     mask = read.operands[-1].owner
     write.erase()
     read.erase()

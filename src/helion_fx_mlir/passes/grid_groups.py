@@ -31,22 +31,12 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import defined_in, ops_named, ops_where, within
+from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, defined_in, ops_named, ops_where, within
 from helion_fx_mlir.passes.registry import register
 
 PURE_SETUP = {
     "arith.constant",
-    "arith.addi",
-    "arith.subi",
-    "arith.muli",
-    "arith.minsi",
-    "arith.maxsi",
-    "arith.minui",
-    "arith.maxui",
-    "arith.index_cast",
-    "affine.apply",
-    "affine.min",
-    "affine.max",
+    *INDEX_ARITHMETIC,
     "memref.subview",
     "memref.expand_shape",
     "memref.collapse_shape",

@@ -22,35 +22,28 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, memref
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named, ops_where
+from helion_fx_mlir.mlir.walk import (
+    DYNAMIC,
+    INDEX_ARITHMETIC,
+    index_constant,
+    ops_named,
+    ops_where,
+)
 from helion_fx_mlir.passes.registry import register
 
 LINE_BYTES = 64
 MAX_PREFETCHES = 64  # per read: a wider tile is left to the hardware prefetcher
 # Index arithmetic a read's indices may be computed by, recomputed for the next program.
-INDEX_OPS = frozenset(
-    {
-        "arith.addi",
-        "arith.subi",
-        "arith.muli",
-        "arith.minsi",
-        "arith.maxsi",
-        "arith.minui",
-        "arith.maxui",
-        "arith.divsi",
-        "arith.divui",
-        "arith.floordivsi",
-        "arith.ceildivsi",
-        "arith.remsi",
-        "arith.remui",
-        "arith.index_cast",
-        "arith.select",
-        "arith.cmpi",
-        "affine.apply",
-        "affine.min",
-        "affine.max",
-    }
-)
+INDEX_OPS = INDEX_ARITHMETIC | {
+    "arith.divsi",
+    "arith.divui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.remsi",
+    "arith.remui",
+    "arith.select",
+    "arith.cmpi",
+}
 
 
 @register(
@@ -65,7 +58,7 @@ def prefetch_next_program(module: ir.Module) -> None:
 
 def _prefetch_in(grid: ir.Operation) -> None:
     body = grid.regions[0].blocks[0]
-    iv = _program_index(grid)
+    iv = _programindex_constant(grid)
     if iv is None:
         return
     demanded: set[ir.Value] = set()
@@ -87,7 +80,7 @@ def _prefetch_in(grid: ir.Operation) -> None:
             _prefetch_next(read, iv, last)
 
 
-def _program_index(grid: ir.Operation) -> ir.Value | None:
+def _programindex_constant(grid: ir.Operation) -> ir.Value | None:
     """The grid's last index, for a grid whose bounds' lower ends and steps are 0 and 1."""
     lower = list(ir.DenseI64ArrayAttr(grid.attributes["staticLowerBound"]))
     steps = list(ir.DenseI64ArrayAttr(grid.attributes["staticStep"]))
@@ -100,10 +93,10 @@ def _last_program(grid: ir.Operation) -> ir.Value:
     """The last value of the grid's last index, computed at the start of a program."""
     upper = list(ir.DenseI64ArrayAttr(grid.attributes["staticUpperBound"]))
     with ir.InsertionPoint.at_block_begin(grid.regions[0].blocks[0]), grid.location:
-        if upper[-1] != ir.ShapedType.get_dynamic_size():
-            return _index(upper[-1] - 1)
-        dynamic = sum(1 for u in upper if u == ir.ShapedType.get_dynamic_size())
-        return arith.subi(list(grid.operands)[dynamic - 1], _index(1))
+        if upper[-1] != DYNAMIC:
+            return index_constant(upper[-1] - 1)
+        dynamic = sum(1 for u in upper if u == DYNAMIC)
+        return arith.subi(list(grid.operands)[dynamic - 1], index_constant(1))
 
 
 def _program_reads(op: ir.Operation, iv: ir.Value) -> list[ir.Operation]:
@@ -120,7 +113,7 @@ def _program_reads(op: ir.Operation, iv: ir.Value) -> list[ir.Operation]:
             and all(_recomputable(i, iv) for i in indices)
         )
 
-    return ops_where(op, keep) if isinstance(op, ir.Operation) else []
+    return ops_where(op, keep)
 
 
 def _is_argument(value: ir.Value) -> bool:
@@ -185,7 +178,7 @@ def _prefetch_next(read: ir.Operation, iv: ir.Value, last: ir.Value) -> None:
     if len(offsets) > MAX_PREFETCHES:
         return
     with ir.InsertionPoint(read), read.location:
-        nxt = arith.minsi(arith.addi(iv, _index(1)), last)
+        nxt = arith.minsi(arith.addi(iv, index_constant(1)), last)
         done: dict[ir.Value, ir.Value] = {}
         start = [_at_next(i, iv, nxt, done) for i in _indices(read)]
         highest = [
@@ -214,15 +207,11 @@ def _clamped(index: ir.Value, offset: int, highest: ir.Value | None) -> ir.Value
     if not offset:
         return index
     assert highest is not None
-    return arith.minsi(arith.addi(index, _index(offset)), highest)
+    return arith.minsi(arith.addi(index, index_constant(offset)), highest)
 
 
 def _highest(source: ir.Value, dim: int) -> ir.Value:
     size = ir.MemRefType(source.type).shape[dim]
-    if size != ir.ShapedType.get_dynamic_size():
-        return _index(size - 1)
-    return arith.subi(memref.dim(source, _index(dim)), _index(1))
-
-
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
+    if size != DYNAMIC:
+        return index_constant(size - 1)
+    return arith.subi(memref.dim(source, index_constant(dim)), index_constant(1))

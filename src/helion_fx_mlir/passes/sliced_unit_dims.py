@@ -17,7 +17,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named
 from helion_fx_mlir.passes.registry import register
 
 
@@ -39,8 +39,7 @@ def _dropped_into_groups(op: ir.Operation) -> list[list[int]] | None:
     no rank or has only static sizes."""
     sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    if len(shape) == len(sizes) or dynamic not in shape:
+    if len(shape) == len(sizes) or DYNAMIC not in shape:
         return None
     groups: list[list[int]] = []
     pending: list[int] = []

@@ -21,7 +21,7 @@ from torch_mlir.dialects.transform import interpreter
 
 from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named, ops_where
+from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vector_width import vector_registers
 
@@ -45,7 +45,6 @@ MIN_LANES = 4
 # Elements one transfer may move: LLVM legalizes a huge vector type slowly (minutes for
 # vector<64x8192xf32>) and, for bf16, into stores it cannot select.
 MAX_TRANSFER = 16384
-DYNAMIC = ir.ShapedType.get_dynamic_size()
 SCALAR_ONLY_OPS = {"math.fpowi", "math.ipowi"}
 
 
