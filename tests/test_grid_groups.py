@@ -1,6 +1,8 @@
 """Programs of a grid that loop over tiles run in interleaved groups along the grid's last
 dimension (`group_grid_programs`) when each reads narrow strips; the kernel still matches
-eager, on one thread and on several. Programs that read contiguous runs stay alone."""
+eager, on one thread and on several. Programs that read contiguous runs stay alone.
+Matmul programs that copy the same B block group along the dimension the copy does not
+depend on, and share the copy."""
 
 from __future__ import annotations
 
@@ -78,3 +80,42 @@ def _check_add(block_sizes: list[int], grid: str) -> None:
     config = helion.Config(block_sizes=block_sizes)
     assert _grid_after_grouping(bound, config) == grid
     torch.testing.assert_close(compile_kernel(bound, config=config)(x, y), example.reference(x, y))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("example", "shapes", "block_sizes", "grid"),
+    [
+        ("matmul", [(64, 96), (96, 80)], [16, 16, 16], "2, 5"),  # the whole K block packed
+        ("matmul", [(64, 96), (96, 80)], [16, 16, 32], "2, 5"),  # K in packed chunks
+        ("matmul", [(128, 256), (256, 64)], [32, 16, 64], "2, 4"),
+        ("bmm", [(2, 64, 48), (2, 48, 32)], [1, 16, 16, 16], "2, 2, 2"),  # not along the batch
+    ],
+    ids=["matmul-16", "matmul-k-chunks", "matmul-32x16", "bmm"],
+)
+def test_matmul_programs_share_their_packed_operand(
+    example: str, shapes: list[tuple[int, ...]], block_sizes: list[int], grid: str, threads: int
+) -> None:
+    """Grouped along the rows of output tiles (the B block is the same for all of them);
+    the result matches eager whatever the group's programs ran before."""
+    torch.set_num_threads(threads)
+    kernel = EXAMPLES[example]
+    args = tuple(torch.randn(*shape) for shape in shapes)
+    bound = kernel.kernel.bind(args)
+    config = helion.Config(block_sizes=block_sizes)
+    assert _grid_after_grouping(bound, config) == grid
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), kernel.reference(*args), rtol=1e-4, atol=1e-4
+    )
+
+
+def test_matmul_tiles_the_shape_does_not_divide_are_left_alone() -> None:
+    """A masked last tile gives each program buffers of its own: no shared copy."""
+    kernel = EXAMPLES["matmul"]
+    args = (torch.randn(100, 130), torch.randn(130, 70))
+    bound = kernel.kernel.bind(args)
+    config = helion.Config(block_sizes=[16, 16, 16])
+    assert _grid_after_grouping(bound, config) == "7, 5"
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), kernel.reference(*args), rtol=1e-4, atol=1e-4
+    )

@@ -1,9 +1,14 @@
 // The 64 programs of a 1-D grid whose body is set-up then one loop run in 8 groups of 8:
 // each group runs its programs' set-up (program = group * 8 + j), then the loop once,
 // doing every program's iteration r before r + 1, with the set-up's pure ops recomputed
-// per program inside it. A 2-D grid is grouped along its last dimension (4x64 programs:
-// groups of 32, 8 groups left). A grid whose loop yields results, or whose loop moves an
-// access's innermost index (programs that read contiguous runs already), is left alone.
+// per program inside it; what does not depend on the program (the row of a 2-D tile) stays
+// outside the loops over programs. A 2-D grid is grouped along its last dimension (4x64
+// programs: groups of 32, 8 groups left). A grid whose loop yields results, or whose loop
+// moves an access's innermost index (programs that read contiguous runs already), is left
+// alone. Programs that copy the same B block into a buffer (a matmul's packed operand) are
+// grouped along a dimension the copy does not depend on, the copy run once per group step;
+// a copy that depends on every program index, or a buffer that a program writes again,
+// keeps the grid as it was.
 // RUN: helion-opt %s --helion-group-grid-programs | FileCheck %s
 
 // CHECK-LABEL: func.func @col_sum(
@@ -60,12 +65,14 @@ func.func @loop_with_results(%n: index) {
 
 // CHECK-LABEL: func.func @add_tiles(
 // CHECK: scf.forall (%[[I:[a-z0-9_]+]], %[[GROUP:[a-z0-9_]+]]) in (4, 2) {
+// CHECK-NEXT: %[[ROW0:[a-z0-9_]+]] = arith.muli %[[I]], %{{[a-z0-9_]+}} : index
 // CHECK: %[[SIZE:[a-z0-9_]+]] = arith.constant 32 : index
 // CHECK: %[[FIRST:[a-z0-9_]+]] = arith.muli %[[GROUP]], %[[SIZE]] : index
 // CHECK-NEXT: %[[PROGRAM:[a-z0-9_]+]] = arith.addi %[[FIRST]], %{{[a-z0-9_]+}} : index
 // CHECK: scf.for %[[R:[a-z0-9_]+]] =
-// CHECK: arith.muli %[[I]], %{{[a-z0-9_]+}} : index
-// CHECK: vector.transfer_read
+// CHECK-NEXT: %[[ROW:[a-z0-9_]+]] = arith.addi %[[ROW0]], %[[R]] : index
+// CHECK: scf.for
+// CHECK: vector.transfer_read %{{[a-z0-9_]+}}[%[[ROW]], 
 func.func @add_tiles(%x: memref<64x2048xf32>, %out: memref<64x2048xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -95,6 +102,117 @@ func.func @row_per_program(%x: memref<64x2048xf32>, %out: memref<64x2048xf32>) {
     scf.for %c = %c0 to %c2048 step %c64 {
       %v = vector.transfer_read %x[%i, %c], %pad {in_bounds = [true]} : memref<64x2048xf32>, vector<64xf32>
       vector.transfer_write %v, %out[%i, %c] {in_bounds = [true]} : vector<64xf32>, memref<64x2048xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @shared_pack(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<64x64xf32>, %[[B:[a-z0-9_]+]]: memref<64x64xf32>
+// CHECK: scf.forall (%[[M:[a-z0-9_]+]], %[[N:[a-z0-9_]+]]) in (2, 4) {
+// CHECK-NEXT: %[[COL:[a-z0-9_]+]] = arith.muli %[[N]], %{{[a-z0-9_]+}} : index
+// CHECK-NEXT: %[[BUF:[a-z0-9_]+]] = memref.alloc() : memref<8x16xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_write %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}[
+// CHECK: scf.for %[[K:[a-z0-9_]+]] =
+// CHECK-NEXT: scf.for %[[KK:[a-z0-9_]+]] =
+// CHECK-NEXT: %[[KR:[a-z0-9_]+]] = arith.addi %[[K]], %[[KK]] : index
+// CHECK-NEXT: %[[V:[a-z0-9_]+]] = vector.transfer_read %[[B]][%[[KR]], %[[COL]]]
+// CHECK-NEXT: vector.transfer_write %[[V]], %[[BUF]][%[[KK]],
+// CHECK-NEXT: }
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK-NEXT: %[[FIRST:[a-z0-9_]+]] = arith.muli %[[M]],
+// CHECK-NEXT: %[[PROGRAM:[a-z0-9_]+]] = arith.addi %[[FIRST]], %[[J]] : index
+// CHECK-NEXT: arith.muli %[[PROGRAM]],
+// CHECK: memref.load %[[A]]
+// CHECK: vector.transfer_read %[[BUF]]
+func.func @shared_pack(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %zeros = arith.constant dense<0.0> : vector<16xf32>
+  scf.forall (%i, %j) in (4, 4) {
+    %row = arith.muli %i, %c16 : index
+    %col = arith.muli %j, %c16 : index
+    %tile = memref.subview %c[%row, %col] [16, 16] [1, 1] : memref<64x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+    scf.for %r = %c0 to %c16 step %c1 {
+      vector.transfer_write %zeros, %tile[%r, %c0] {in_bounds = [true]} : vector<16xf32>, memref<16x16xf32, strided<[64, 1], offset: ?>>
+    }
+    %buf = memref.alloc() : memref<8x16xf32>
+    scf.for %k = %c0 to %c64 step %c8 {
+      scf.for %kk = %c0 to %c8 step %c1 {
+        %kr = arith.addi %k, %kk : index
+        %v = vector.transfer_read %b[%kr, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+        vector.transfer_write %v, %buf[%kk, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
+      }
+      scf.for %r = %c0 to %c16 step %c1 {
+        %acc = vector.transfer_read %tile[%r, %c0], %zero {in_bounds = [true]} : memref<16x16xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
+        %sum = scf.for %kk = %c0 to %c8 step %c1 iter_args(%s = %acc) -> (vector<16xf32>) {
+          %ar = arith.addi %row, %r : index
+          %kr = arith.addi %k, %kk : index
+          %x = memref.load %a[%ar, %kr] : memref<64x64xf32>
+          %xb = vector.broadcast %x : f32 to vector<16xf32>
+          %y = vector.transfer_read %buf[%kk, %c0], %zero {in_bounds = [true]} : memref<8x16xf32>, vector<16xf32>
+          %f = vector.fma %xb, %y, %s : vector<16xf32>
+          scf.yield %f : vector<16xf32>
+        }
+        vector.transfer_write %sum, %tile[%r, %c0] {in_bounds = [true]} : vector<16xf32>, memref<16x16xf32, strided<[64, 1], offset: ?>>
+      }
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @pack_of_every_program(
+// CHECK: scf.forall (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (4, 4)
+func.func @pack_of_every_program(%b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) in (4, 4) {
+    %row = arith.muli %i, %c16 : index
+    %col = arith.muli %j, %c16 : index
+    %buf = memref.alloc() : memref<8x16xf32>
+    scf.for %k = %c0 to %c64 step %c8 {
+      scf.for %kk = %c0 to %c8 step %c1 {
+        %kr = arith.addi %row, %kk : index
+        %v = vector.transfer_read %b[%kr, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+        vector.transfer_write %v, %buf[%kk, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
+      }
+      %y = vector.transfer_read %buf[%c0, %c0], %zero {in_bounds = [true]} : memref<8x16xf32>, vector<16xf32>
+      vector.transfer_write %y, %c[%row, %col] {in_bounds = [true]} : vector<16xf32>, memref<64x64xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @buffer_written_again(
+// CHECK: scf.forall (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (4, 4)
+func.func @buffer_written_again(%b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) in (4, 4) {
+    %row = arith.muli %i, %c16 : index
+    %col = arith.muli %j, %c16 : index
+    %buf = memref.alloc() : memref<8x16xf32>
+    scf.for %k = %c0 to %c64 step %c8 {
+      scf.for %kk = %c0 to %c8 step %c1 {
+        %kr = arith.addi %k, %kk : index
+        %v = vector.transfer_read %b[%kr, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+        vector.transfer_write %v, %buf[%kk, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
+      }
+      %y = vector.transfer_read %c[%row, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+      vector.transfer_write %y, %buf[%c0, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
     }
   }
   return

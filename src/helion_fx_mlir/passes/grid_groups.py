@@ -1,4 +1,4 @@
-"""Programs of a grid that loop over strips run in groups, their loops interleaved.
+"""Programs of a grid run in groups, their loops interleaved, where neighbours share data.
 
 `for tile_n in hl.tile(n): acc = 0; for tile_m in hl.tile(m): acc += x[tile_m, tile_n].sum(0)`
 (a column sum) gives each program a narrow column strip: every row it reads is 16 KB from
@@ -12,20 +12,29 @@ by up to 128 along the grid's last dimension, whole 16 KB rows at a time (4096^2
 threads: 30.4 -> 23.1 ms, eager 24.3, in groups of 16; 1024x4096: 1.38 -> 0.99 ms from 16
 to 128, eager 1.20).
 
-Only strips are grouped: where the loop (or a loop in it) indexes the innermost dimension
-of a memory access, each program already reads contiguous runs, and interleaving G of
-them turns one stream into G (an add of 4096^2 tensors in 8x4096 tiles: 9.1 ms on one
-thread alone, 12.4 grouped; in 1x4096 tiles on two threads, 5.0 against 11.1).
+Strips are grouped only where no loop indexes the innermost dimension of a memory access:
+otherwise each program already reads contiguous runs, and interleaving G of them turns one
+stream into G (an add of 4096^2 tensors in 8x4096 tiles: 9.1 ms on one thread alone, 12.4
+grouped; in 1x4096 tiles on two threads, 5.0 against 11.1).
 
-After bufferization: the grid is an `scf.forall` with static bounds, grouped along its last
-dimension, whose body is set-up (index arithmetic, views, and writes that initialize the
-program's own output) then one `scf.for` with no results whose bounds do not depend on the
-program.
+Matmul programs group for another reason: each copies its B block into a buffer of its own
+(`packed_operands.py`), and the programs of one column of output tiles copy the same block.
+Grouped along a grid dimension the copy does not depend on, the group copies it once (per
+step of the loop, for a K loop in chunks) and its programs all read that copy: 1024^3 f32
+in the default 16^3 blocks, 2 threads, 22 -> 14 ms (torch.mm 17); bmm 8x512^3 17 -> 14. With
+64^3 blocks, one program's compute already hides its copy: level.
+
+After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
+(index arithmetic, views, buffers and writes that initialize the program's own output)
+then one `scf.for` with no results whose bounds do not depend on the program. What does not
+depend on the program stays outside the loops over a group's programs.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
@@ -34,21 +43,23 @@ from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, defined_in, ops_named, ops_where, within
 from helion_fx_mlir.passes.registry import register
 
-PURE_SETUP = {
-    "arith.constant",
-    *INDEX_ARITHMETIC,
-    "memref.subview",
-    "memref.expand_shape",
-    "memref.collapse_shape",
-    "ub.poison",
-    "vector.broadcast",
-}
+VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape"}
+PURE_SETUP = {"arith.constant", *INDEX_ARITHMETIC, *VIEWS, "ub.poison", "vector.broadcast"}
 INIT_SETUP = {"vector.transfer_write", "linalg.fill"}
+READS = {"vector.transfer_read", "vector.load", "memref.load"}
+WRITES = {"vector.transfer_write", "vector.store", "memref.store"}  # the memref is operand 1
+# What else a packing copy may hold: reads, index arithmetic, views, masks, its loops.
+PACK_OPS = {*PURE_SETUP, *READS, "memref.dim", "vector.create_mask", "scf.for", "scf.yield"}
+# Set-up a group shares: what does not depend on the program stays outside its loops.
+KEPT_SETUP = {*PURE_SETUP, "memref.alloc"}
 # Programs per group: 128 strips of 32 f32 are a 16 KB row, so a group of 2-D tiles reads its
 # rows whole, one contiguous run per tensor (an add of 1024x4096 f32 in 32x32 tiles on 2
 # threads: 1.38-1.80 ms in groups of 16, 0.99-1.41 in groups of 128, eager 1.20-1.55).
 MAX_GROUP = 128
 MIN_GROUPS = 8  # groups left to share among threads
+# Programs sharing one packed B block: 1024^3 f32 in 16^3 blocks, 2 threads, ms: 22 alone,
+# 15 in groups of 8, 13.6 of 16, 15 of 32, 17 of 64 (the group's output tiles leave L1).
+MAX_PACK_GROUP = 16
 
 
 @register(
@@ -59,8 +70,67 @@ def group_grid_programs(module: ir.Module) -> None:
     with mlir_context():
         for grid in ops_named(module, "scf.forall"):
             trips = _trips(grid)
-            if trips and (size := _group_size(trips)) > 1 and _fits(grid):
-                _group(grid, trips, size)
+            if trips and (plan := _strips_plan(grid, trips) or _shared_pack_plan(grid, trips)):
+                _group(grid, trips, plan)
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Consecutive programs along grid dimension `dim`, `size` to a group; `shared` are ops of
+    the loop body that run once per step of the group (a packed operand's copy), not once
+    per program."""
+
+    dim: int
+    size: int
+    shared: tuple[ir.Operation, ...] = ()
+
+
+def _strips_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
+    """Programs reading strips, grouped along the last dimension."""
+    ops = list(grid.regions[0].blocks[0].operations)
+    dim = len(trips) - 1
+    size = _group_size(trips, dim, MAX_GROUP)
+    fits = (
+        size > 1
+        and _plain_loop(grid)
+        and all(op.name in PURE_SETUP | INIT_SETUP for op in ops[:-2])
+        and _strips(ops[-2])
+    )
+    return Grouping(dim, size) if fits else None
+
+
+def _shared_pack_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
+    """Programs that each copy the same operand block into a buffer of their own, grouped
+    along the first dimension the copy does not depend on."""
+    if not _plain_loop(grid):
+        return None
+    body = grid.regions[0].blocks[0]
+    ops = list(body.operations)
+    setup, loop = ops[:-2], ops[-2]
+    buffers = [op for op in setup if op.name == "memref.alloc"]
+    in_order = [*setup, *list(loop.regions[0].blocks[0].operations)[:-1]]
+    pack = _pack(in_order, buffers[0]) if len(buffers) == 1 else None
+    if pack is None or not all(_setup_op(op) or op == pack for op in setup):
+        return None
+    for dim, variable in enumerate(body.arguments):
+        size = _group_size(trips, dim, MAX_PACK_GROUP)
+        if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
+            return Grouping(dim, size, (pack,))
+    return None
+
+
+def _plain_loop(grid: ir.Operation) -> bool:
+    """Whether the grid's body ends in an scf.for with no results whose bounds do not depend
+    on the program, then a terminator with nothing to insert."""
+    ops = list(grid.regions[0].blocks[0].operations)
+    loop = ops[-2] if len(ops) > 1 else None
+    return (
+        loop is not None
+        and loop.name == "scf.for"
+        and not len(loop.results)
+        and not list(ops[-1].regions[0].blocks[0].operations)
+        and not any(defined_in(value, grid) for value in list(loop.operands)[:3])
+    )
 
 
 def _trips(grid: ir.Operation) -> list[int] | None:
@@ -79,29 +149,56 @@ def _trips(grid: ir.Operation) -> list[int] | None:
     return upper
 
 
-def _group_size(trips: list[int]) -> int:
-    """The largest power of two up to MAX_GROUP dividing the last dimension, leaving
-    MIN_GROUPS groups in the grid."""
-    size = MAX_GROUP
-    while size > 1 and (trips[-1] % size or math.prod(trips) // size < MIN_GROUPS):
+def _setup_op(op: ir.Operation) -> bool:
+    """Index arithmetic, views, a buffer, or writes initializing the program's output (one
+    or a loop of them)."""
+    if op.name == "scf.for":
+        inner = ops_where(op, lambda nested: nested != op)
+        return not len(op.results) and all(
+            nested.name in {*PURE_SETUP, *INIT_SETUP, "scf.yield"} for nested in inner
+        )
+    return op.name in {*KEPT_SETUP, *INIT_SETUP}
+
+
+def _pack(ops: list[ir.Operation], buffer: ir.Operation) -> ir.Operation | None:
+    """Of the ops (in order), the one that fills the buffer: the first to use it, a loop nest
+    that reads memory and writes only the buffer; every later use of the buffer only reads."""
+    views = _views(buffer.result)
+    users = [op for op in ops if _uses_any(op, views)]
+    if not users or users[0].name != "scf.for":
+        return None
+    pack, readers = users[0], users[1:]
+    fills = all(
+        op.name in PACK_OPS or (op.name in WRITES and op.operands[1] in views)
+        for op in ops_where(pack, lambda op: op != pack)
+    )
+    only_read = all(
+        op.name in VIEWS | READS or not any(value in views for value in op.operands)
+        for reader in readers
+        for op in ops_where(reader, lambda _: True)
+    )
+    return pack if fills and only_read else None
+
+
+def _views(buffer: ir.Value) -> set[ir.Value]:
+    """The buffer and every view of it."""
+    views, pending = set(), [buffer]
+    while pending:
+        value = pending.pop()
+        views.add(value)
+        pending.extend(
+            result for use in value.uses if use.owner.name in VIEWS for result in use.owner.results
+        )
+    return views
+
+
+def _group_size(trips: list[int], dim: int, most: int) -> int:
+    """The largest power of two up to `most` dividing dimension `dim`, leaving MIN_GROUPS
+    groups in the grid."""
+    size = most
+    while size > 1 and (trips[dim] % size or math.prod(trips) // size < MIN_GROUPS):
         size //= 2
     return size
-
-
-def _fits(grid: ir.Operation) -> bool:
-    """Set-up ops, one loop with no results and program-independent bounds, the terminator."""
-    ops = list(grid.regions[0].blocks[0].operations)
-    if (
-        len(ops) < 2
-        or ops[-2].name != "scf.for"
-        or len(ops[-2].results)
-        or list(ops[-1].regions[0].blocks[0].operations)
-    ):
-        return False
-    if any(op.name not in PURE_SETUP | INIT_SETUP for op in ops[:-2]):
-        return False
-    loop = ops[-2]
-    return not any(defined_in(value, grid) for value in list(loop.operands)[:3]) and _strips(loop)
 
 
 # Memory accesses, by the indices (or offsets) of their memref's dimensions.
@@ -150,31 +247,66 @@ def _innermost_index(op: ir.Operation) -> ir.Value | None:
     return view.offsets[-1]
 
 
-def _group(grid: ir.Operation, trips: list[int], size: int) -> None:
-    """The grid over groups of its last dimension: every program's set-up, then the loop
-    over each program's iteration."""
+def _group(grid: ir.Operation, trips: list[int], plan: Grouping) -> None:
+    """The grid over groups along `plan.dim`: every program's set-up, then the loop over
+    each program's iteration. What does not depend on the program (pure index arithmetic,
+    the group's buffers, `plan.shared`) stays outside the loops over programs."""
     body = grid.regions[0].blocks[0]
-    group = body.arguments[len(trips) - 1]
+    group = body.arguments[plan.dim]
     ops = list(body.operations)
     setup, loop = ops[:-2], ops[-2]
-    grouped = [*trips[:-1], trips[-1] // size]
+    loop_body = loop.regions[0].blocks[0]
+    steps_ops = list(loop_body.operations)[:-1]
+    moved = _per_program(
+        group,
+        [*setup, *steps_ops],
+        lambda op: op in plan.shared or op.name in (KEPT_SETUP if op in setup else PURE_SETUP),
+    )
+    grouped = list(trips)
+    grouped[plan.dim] //= plan.size
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(grouped)
     with grid.location:
-        setups, setup_program = _program_loop(
-            group, size, ir.InsertionPoint(setup[0] if setup else loop)
-        )
+        setups, setup_program = _program_loop(group, plan.size, ir.InsertionPoint(loop))
         for op in setup:
-            op.move_before(_terminator(setups))
-        loop_body = loop.regions[0].blocks[0]
+            if op in moved:
+                op.move_before(_terminator(setups))
         steps, step_program = _program_loop(
-            group, size, ir.InsertionPoint.at_block_begin(loop_body)
+            group, plan.size, ir.InsertionPoint(list(loop_body.operations)[-1])
         )
-        body_ops = list(loop_body.operations)
-        for op in body_ops[body_ops.index(steps.operation) + 1 : -1]:
-            op.move_before(_terminator(steps))
-        _rematerialize([op for op in setup if op.name in PURE_SETUP], steps)
+        for op in steps_ops:
+            if op in moved:
+                op.move_before(_terminator(steps))
+        _rematerialize([op for op in setup if op in moved and op.name in PURE_SETUP], steps)
         _retarget(group, setup_program, setups)
         _retarget(group, step_program, steps)
+
+
+def _per_program(
+    variable: ir.Value, ops: list[ir.Operation], shareable: Callable[[ir.Operation], bool]
+) -> set[ir.Operation]:
+    """The ops (in order) to run once per program: those that use the program variable or
+    a result of an earlier such op (directly or in their regions), and those not
+    `shareable`."""
+    values = {variable}
+    found: set[ir.Operation] = set()
+    for op in ops:
+        if not shareable(op) or _uses_any(op, values):
+            found.add(op)
+            values.update(op.results)
+    return found
+
+
+def _uses_any(op: ir.Operation, values: set[ir.Value]) -> bool:
+    """Whether op, or an op in its regions, has one of the values as an operand."""
+    used = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal used
+        used = used or any(value in values for value in inner.operands)
+        return ir.WalkResult.INTERRUPT if used else ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return used
 
 
 def _terminator(loop: scf.ForOp) -> ir.Operation:
