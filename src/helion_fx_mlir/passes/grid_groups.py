@@ -69,7 +69,7 @@ def group_grid_programs(module: ir.Module) -> None:
     """Interleave the programs of each grid that fits (see the module docstring)."""
     with mlir_context():
         for grid in ops_named(module, "scf.forall"):
-            trips = _trips(grid)
+            trips = grid_trips(grid)
             if trips and (plan := _strips_plan(grid, trips) or _shared_pack_plan(grid, trips)):
                 _group(grid, trips, plan)
 
@@ -89,7 +89,7 @@ def _strips_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
     """Programs reading strips, grouped along the last dimension."""
     ops = list(grid.regions[0].blocks[0].operations)
     dim = len(trips) - 1
-    size = _group_size(trips, dim, MAX_GROUP)
+    size = group_size(trips, dim, MAX_GROUP)
     fits = (
         size > 1
         and _plain_loop(grid)
@@ -113,7 +113,7 @@ def _shared_pack_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
     if pack is None or not all(_setup_op(op) or op == pack for op in setup):
         return None
     for dim, variable in enumerate(body.arguments):
-        size = _group_size(trips, dim, MAX_PACK_GROUP)
+        size = group_size(trips, dim, MAX_PACK_GROUP)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
             return Grouping(dim, size, (pack,))
     return None
@@ -133,7 +133,7 @@ def _plain_loop(grid: ir.Operation) -> bool:
     )
 
 
-def _trips(grid: ir.Operation) -> list[int] | None:
+def grid_trips(grid: ir.Operation) -> list[int] | None:
     """Programs per dimension of a grid with static bounds from 0 in steps of 1, else None."""
     lower, upper, step = (
         list(ir.DenseI64ArrayAttr(grid.attributes[f"static{name}"]))
@@ -161,10 +161,14 @@ def _setup_op(op: ir.Operation) -> bool:
 
 
 def _pack(ops: list[ir.Operation], buffer: ir.Operation) -> ir.Operation | None:
-    """Of the ops (in order), the one that fills the buffer: the first to use it, a loop nest
-    that reads memory and writes only the buffer; every later use of the buffer only reads."""
-    views = _views(buffer.result)
-    users = [op for op in ops if _uses_any(op, views)]
+    """Of the ops (in order), the one that fills the buffer (`filling_op`)."""
+    views = views_of(buffer.result)
+    return filling_op([op for op in ops if uses_any(op, views)], views)
+
+
+def filling_op(users: list[ir.Operation], views: set[ir.Value]) -> ir.Operation | None:
+    """The first of a buffer's users (in order), where it is a loop nest that reads memory
+    and writes only the buffer (`views`), and every later user only reads it."""
     if not users or users[0].name != "scf.for":
         return None
     pack, readers = users[0], users[1:]
@@ -180,7 +184,7 @@ def _pack(ops: list[ir.Operation], buffer: ir.Operation) -> ir.Operation | None:
     return pack if fills and only_read else None
 
 
-def _views(buffer: ir.Value) -> set[ir.Value]:
+def views_of(buffer: ir.Value) -> set[ir.Value]:
     """The buffer and every view of it."""
     views, pending = set(), [buffer]
     while pending:
@@ -192,7 +196,7 @@ def _views(buffer: ir.Value) -> set[ir.Value]:
     return views
 
 
-def _group_size(trips: list[int], dim: int, most: int) -> int:
+def group_size(trips: list[int], dim: int, most: int) -> int:
     """The largest power of two up to `most` dividing dimension `dim`, leaving MIN_GROUPS
     groups in the grid."""
     size = most
@@ -266,19 +270,19 @@ def _group(grid: ir.Operation, trips: list[int], plan: Grouping) -> None:
     grouped[plan.dim] //= plan.size
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(grouped)
     with grid.location:
-        setups, setup_program = _program_loop(group, plan.size, ir.InsertionPoint(loop))
+        setups, setup_program = program_loop(group, plan.size, ir.InsertionPoint(loop))
         for op in setup:
             if op in moved:
                 op.move_before(_terminator(setups))
-        steps, step_program = _program_loop(
+        steps, step_program = program_loop(
             group, plan.size, ir.InsertionPoint(list(loop_body.operations)[-1])
         )
         for op in steps_ops:
             if op in moved:
                 op.move_before(_terminator(steps))
         _rematerialize([op for op in setup if op in moved and op.name in PURE_SETUP], steps)
-        _retarget(group, setup_program, setups)
-        _retarget(group, step_program, steps)
+        retarget(group, setup_program, setups)
+        retarget(group, step_program, steps)
 
 
 def _per_program(
@@ -290,13 +294,13 @@ def _per_program(
     values = {variable}
     found: set[ir.Operation] = set()
     for op in ops:
-        if not shareable(op) or _uses_any(op, values):
+        if not shareable(op) or uses_any(op, values):
             found.add(op)
             values.update(op.results)
     return found
 
 
-def _uses_any(op: ir.Operation, values: set[ir.Value]) -> bool:
+def uses_any(op: ir.Operation, values: set[ir.Value]) -> bool:
     """Whether op, or an op in its regions, has one of the values as an operand."""
     used = False
 
@@ -313,7 +317,7 @@ def _terminator(loop: scf.ForOp) -> ir.Operation:
     return list(loop.body.operations)[-1]
 
 
-def _program_loop(
+def program_loop(
     group: ir.Value, size: int, where: ir.InsertionPoint
 ) -> tuple[scf.ForOp, ir.Value]:
     """`scf.for %j = 0 to size` at `where`, and the program `group * size + %j` in its body."""
@@ -327,7 +331,7 @@ def _program_loop(
     return loop, program
 
 
-def _retarget(group: ir.Value, program: ir.Value, loop: scf.ForOp) -> None:
+def retarget(group: ir.Value, program: ir.Value, loop: scf.ForOp) -> None:
     """Uses of the grid variable inside the loop (but the program's own arithmetic) use the
     program."""
     computing = program.owner.operands[0].owner
