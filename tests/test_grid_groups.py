@@ -45,6 +45,23 @@ def test_grouped_column_sums_match_eager(config: helion.Config, threads: int) ->
     torch.testing.assert_close(compile_kernel(bound, config=config)(x), example.reference(x))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("rows", [64, 200])
+def test_column_sums_step_through_row_tiles_in_8_rows(rows: int, threads: int) -> None:
+    """32-row tiles summed 8 rows at a time into the accumulator: one loop over the steps,
+    each reading and writing the accumulator (the row tile and step from its index); 200
+    rows leave a masked last tile, whose grid is not grouped."""
+    torch.set_num_threads(threads)
+    example = EXAMPLES["col_sum"]
+    x = torch.randn(rows, 2048)
+    bound = example.kernel.bind((x,))
+    config = helion.Config(block_sizes=[32, 32])
+    upto = LLVM.index("helion-group-grid-programs")
+    grouped = str(apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1]))
+    assert ("arith.remui" in grouped) == (rows % 32 == 0)
+    torch.testing.assert_close(compile_kernel(bound, config=config)(x), example.reference(x))
+
+
 def test_a_grid_too_small_to_share_is_left_alone() -> None:
     """4 programs: grouping would leave fewer groups than threads may want."""
     example = EXAMPLES["col_sum"]

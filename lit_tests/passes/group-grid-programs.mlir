@@ -8,7 +8,10 @@
 // alone. Programs that copy the same B block into a buffer (a matmul's packed operand) are
 // grouped along a dimension the copy does not depend on, the copy run once per group step;
 // a copy that depends on every program index, or a buffer that a program writes again,
-// keeps the grid as it was.
+// keeps the grid as it was. A loop over row tiles whose body reads the accumulator, adds the
+// tile's rows 8 at a time in a loop carrying it and writes it back becomes one loop over
+// the 8-row steps (tile = step / 4, row = step % 4 * 8) before grouping, each step reading
+// and writing the accumulator; not where the inner loop also touches the accumulator's buffer.
 // RUN: helion-opt %s --helion-group-grid-programs | FileCheck %s
 
 // CHECK-LABEL: func.func @col_sum(
@@ -213,6 +216,76 @@ func.func @buffer_written_again(%b: memref<64x64xf32>, %c: memref<64x64xf32>) {
       }
       %y = vector.transfer_read %c[%row, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
       vector.transfer_write %y, %buf[%c0, %c0] {in_bounds = [true]} : vector<16xf32>, memref<8x16xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @column_sum_in_row_steps(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: memref<64x2048xf32>, %[[OUT:[a-z0-9_]+]]: memref<2048xf32>
+// CHECK: scf.forall (%[[GROUP:[a-z0-9_]+]]) in (8) {
+// CHECK: %[[STEPS:[a-z0-9_]+]] = arith.constant 8 : index
+// CHECK: scf.for %[[S:[a-z0-9_]+]] = %{{[a-z0-9_]+}} to %[[STEPS]] step
+// CHECK-NOT: iter_args
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[ACC:[a-z0-9_]+]] = memref.subview %[[OUT]]
+// CHECK: %[[TILE:[a-z0-9_]+]] = arith.divui %[[S]], %{{[a-z0-9_]+}} : index
+// CHECK: %[[IN:[a-z0-9_]+]] = arith.remui %[[S]], %{{[a-z0-9_]+}} : index
+// CHECK: %[[STEP:[a-z0-9_]+]] = arith.muli %[[IN]], %{{[a-z0-9_]+}} : index
+// CHECK: %[[OLD:[a-z0-9_]+]] = vector.transfer_read %[[ACC]][%{{[a-z0-9_]+}}]
+// CHECK: %[[BASE:[a-z0-9_]+]] = arith.muli %[[TILE]],
+// CHECK-NEXT: %[[ROW:[a-z0-9_]+]] = arith.addi %[[BASE]], %[[STEP]] : index
+// CHECK-NEXT: %[[ROWS:[a-z0-9_]+]] = vector.transfer_read %[[X]][%[[ROW]],
+// CHECK: %[[NEW:[a-z0-9_]+]] = arith.addf %[[OLD]],
+// CHECK-NEXT: vector.transfer_write %[[NEW]], %[[ACC]][
+func.func @column_sum_in_row_steps(%x: memref<64x2048xf32>, %out: memref<2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %pad = ub.poison : f32
+  %zeros = arith.constant dense<0.0> : vector<32xf32>
+  scf.forall (%i) in (64) {
+    %col = arith.muli %i, %c32 : index
+    %acc = memref.subview %out[%col] [32] [1] : memref<2048xf32> to memref<32xf32, strided<[1], offset: ?>>
+    vector.transfer_write %zeros, %acc[%c0] {in_bounds = [true]} : vector<32xf32>, memref<32xf32, strided<[1], offset: ?>>
+    scf.for %t = %c0 to %c2 step %c1 {
+      %old = vector.transfer_read %acc[%c0], %pad {in_bounds = [true]} : memref<32xf32, strided<[1], offset: ?>>, vector<32xf32>
+      %sum = scf.for %r = %c0 to %c32 step %c8 iter_args(%a = %old) -> (vector<32xf32>) {
+        %base = arith.muli %t, %c32 : index
+        %row = arith.addi %base, %r : index
+        %rows = vector.transfer_read %x[%row, %col], %pad {in_bounds = [true, true]} : memref<64x2048xf32>, vector<8x32xf32>
+        %first = vector.extract %rows[0] : vector<32xf32> from vector<8x32xf32>
+        %next = arith.addf %a, %first : vector<32xf32>
+        scf.yield %next : vector<32xf32>
+      }
+      vector.transfer_write %sum, %acc[%c0] {in_bounds = [true]} : vector<32xf32>, memref<32xf32, strided<[1], offset: ?>>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @steps_that_read_the_output(
+// CHECK: scf.for %{{[a-z0-9_]+}} = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} iter_args(
+func.func @steps_that_read_the_output(%x: memref<64x2048xf32>, %out: memref<2048xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %pad = ub.poison : f32
+  scf.forall (%i) in (64) {
+    %col = arith.muli %i, %c32 : index
+    %acc = memref.subview %out[%col] [32] [1] : memref<2048xf32> to memref<32xf32, strided<[1], offset: ?>>
+    scf.for %t = %c0 to %c2 step %c1 {
+      %old = vector.transfer_read %acc[%c0], %pad {in_bounds = [true]} : memref<32xf32, strided<[1], offset: ?>>, vector<32xf32>
+      %sum = scf.for %r = %c0 to %c32 step %c8 iter_args(%a = %old) -> (vector<32xf32>) {
+        %seen = vector.transfer_read %out[%col], %pad {in_bounds = [true]} : memref<2048xf32>, vector<32xf32>
+        %next = arith.addf %a, %seen : vector<32xf32>
+        scf.yield %next : vector<32xf32>
+      }
+      vector.transfer_write %sum, %acc[%c0] {in_bounds = [true]} : vector<32xf32>, memref<32xf32, strided<[1], offset: ?>>
     }
   }
   return

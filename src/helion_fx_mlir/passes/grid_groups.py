@@ -42,6 +42,7 @@ from torch_mlir.dialects import arith, scf
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, defined_in, ops_named, ops_where, within
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.step_loops import flatten_carried_steps
 
 VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape"}
 PURE_SETUP = {"arith.constant", *INDEX_ARITHMETIC, *VIEWS, "ub.poison", "vector.broadcast"}
@@ -70,7 +71,10 @@ def group_grid_programs(module: ir.Module) -> None:
     with mlir_context():
         for grid in ops_named(module, "scf.forall"):
             trips = grid_trips(grid)
-            if trips and (plan := _strips_plan(grid, trips) or _shared_pack_plan(grid, trips)):
+            if trips and (plan := _strips_plan(grid, trips)):
+                flatten_carried_steps(list(grid.regions[0].blocks[0].operations)[-2])
+                _group(grid, trips, plan)
+            elif trips and (plan := _shared_pack_plan(grid, trips)):
                 _group(grid, trips, plan)
 
 
