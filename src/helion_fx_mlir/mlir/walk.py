@@ -99,3 +99,11 @@ def constant_int(value: ir.Value) -> int | None:
 def index_constant(value: int) -> ir.Value:
     """An index `arith.constant` at the current insertion point."""
     return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def constant_bounds(loop: ir.Operation) -> range | None:
+    """The iterations of an scf.for whose bounds and step are constants, else None."""
+    low, high, step = (constant_number(v) for v in list(loop.operands)[:3])
+    if isinstance(low, int) and isinstance(high, int) and isinstance(step, int) and step > 0:
+        return range(low, high, step)
+    return None

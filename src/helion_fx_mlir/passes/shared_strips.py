@@ -30,7 +30,7 @@ from torch_mlir.dialects import arith, memref, scf
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import (
     DYNAMIC,
-    constant_number,
+    constant_bounds,
     index_constant,
     ops_named,
     ops_where,
@@ -123,10 +123,8 @@ def _filled(
 
 def _trip_count(loop: ir.Operation) -> int | None:
     """Iterations of an scf.for with constant bounds and no results, else None."""
-    low, high, step = (constant_number(v) for v in list(loop.operands)[:3])
-    if not (isinstance(low, int) and isinstance(high, int) and isinstance(step, int)):
-        return None
-    return None if len(loop.results) else max(0, -(-(high - low) // step))
+    bounds = constant_bounds(loop)
+    return None if bounds is None or len(loop.results) else len(bounds)
 
 
 def _bytes(buffer: ir.Operation, steps: int) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
-from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, constant_number, index_constant, ops_where
+from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, constant_bounds, index_constant, ops_where
 
 
 def flatten_carried_steps(loop: ir.Operation) -> ir.Operation:
@@ -27,12 +27,12 @@ def flatten_carried_steps(loop: ir.Operation) -> ir.Operation:
     if parts is None:
         return loop
     read, inner, write = parts
-    outer_bounds, inner_bounds = _bounds(loop), _bounds(inner)
+    outer_bounds, inner_bounds = constant_bounds(loop), constant_bounds(inner)
     assert outer_bounds is not None and inner_bounds is not None
-    steps = len(range(*inner_bounds))
+    steps = len(inner_bounds)
     with ir.InsertionPoint(loop), loop.location:
         zero, one = index_constant(0), index_constant(1)
-        total = index_constant(len(range(*outer_bounds)) * steps)
+        total = index_constant(len(outer_bounds) * steps)
         flat = scf.ForOp(zero, total, one)
     with ir.InsertionPoint(flat.body), loop.location:
         outer_iv = _at(arith.divui(flat.induction_variable, index_constant(steps)), outer_bounds)
@@ -57,14 +57,14 @@ def _carried_steps(
     write puts back exactly what the read takes (same place, map, in-bounds lanes), and
     nothing in the inner loop touches the accumulator's buffer."""
     ops = list(loop.regions[0].blocks[0].operations)
-    if len(ops) < 4 or len(loop.results) or _bounds(loop) is None:
+    if len(ops) < 4 or len(loop.results) or constant_bounds(loop) is None:
         return None
     *pure, read, inner, write, _ = ops
     if (
         read.name != "vector.transfer_read"
         or inner.name != "scf.for"
         or write.name != "vector.transfer_write"
-        or _bounds(inner) is None
+        or constant_bounds(inner) is None
         or len(inner.results) != 1
         or list(inner.operands)[3:] != [read.results[0]]
         or write.operands[0] != inner.results[0]
@@ -107,21 +107,11 @@ def _root(value: ir.Value) -> ir.Value:
     return value
 
 
-def _bounds(loop: ir.Operation) -> tuple[int, int, int] | None:
-    """The loop's constant lower bound, upper bound and step."""
-    values = [constant_number(v) for v in list(loop.operands)[:3]]
-    if not all(isinstance(v, int) for v in values) or values[2] <= 0:
-        return None
-    low, high, step = values
-    return low, high, step
-
-
-def _at(index: ir.Value, bounds: tuple[int, int, int]) -> ir.Value:
-    """low + index * step."""
-    low, _, step = bounds
-    if step != 1:
-        index = arith.muli(index, index_constant(step))
-    return arith.addi(index, index_constant(low)) if low else index
+def _at(index: ir.Value, bounds: range) -> ir.Value:
+    """The bounds' start + index * step."""
+    if bounds.step != 1:
+        index = arith.muli(index, index_constant(bounds.step))
+    return arith.addi(index, index_constant(bounds.start)) if bounds.start else index
 
 
 def _move_body(loop: ir.Operation, flat: scf.ForOp, end: ir.Operation, iv: ir.Value) -> None:
