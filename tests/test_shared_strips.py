@@ -1,6 +1,7 @@
 """Attention programs that copy the same K blocks run in groups that copy the whole strip
 once (`share_packed_strips`); each program's running max, sum and accumulator stay its own,
-so the kernel still matches eager, on one thread and on several, whatever the group."""
+so the kernel still matches eager, on one thread and on several, whatever the group. The
+same for bf16 matmuls, whose programs have an f32 accumulator besides the copy."""
 
 from __future__ import annotations
 
@@ -49,6 +50,27 @@ def test_attention_groups_share_the_k_strip(
     args = (torch.randn(*q_shape), torch.randn(*kv_shape), torch.randn(*kv_shape))
     bound = example.kernel.bind(args)
     assert _grid_after(bound, config, "helion-share-packed-strips") == grid
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), example.reference(*args)
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("block_sizes", [[16, 16, 16], [16, 32, 32]])
+def test_bf16_matmul_groups_share_the_b_strip(block_sizes: list[int], threads: int) -> None:
+    """A bf16 matmul's programs have an f32 accumulator of their own besides the copy of B
+    (one `memref.copy` per row): they run in turn, sharing the copy."""
+    torch.set_num_threads(threads)
+    example = EXAMPLES["matmul"]
+    args = (
+        torch.randn(128, 96, dtype=torch.bfloat16),
+        torch.randn(96, 256, dtype=torch.bfloat16),
+    )
+    bound = example.kernel.bind(args)
+    config = helion.Config(block_sizes=block_sizes)
+    before = _grid_after(bound, config, "helion-group-grid-programs")
+    after = _grid_after(bound, config, "helion-share-packed-strips")
+    assert before != after
     torch.testing.assert_close(
         compile_kernel(bound, config=config)(*args), example.reference(*args)
     )

@@ -48,7 +48,12 @@ VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape"}
 PURE_SETUP = {"arith.constant", *INDEX_ARITHMETIC, *VIEWS, "ub.poison", "vector.broadcast"}
 INIT_SETUP = {"vector.transfer_write", "linalg.fill"}
 READS = {"vector.transfer_read", "vector.load", "memref.load"}
-WRITES = {"vector.transfer_write", "vector.store", "memref.store"}  # the memref is operand 1
+WRITES = {
+    "vector.transfer_write",
+    "vector.store",
+    "memref.store",
+    "memref.copy",
+}  # target: operand 1
 # What else a packing copy may hold: reads, index arithmetic, views, masks, its loops.
 PACK_OPS = {*PURE_SETUP, *READS, "memref.dim", "vector.create_mask", "scf.for", "scf.yield"}
 # Set-up a group shares: what does not depend on the program stays outside its loops.
