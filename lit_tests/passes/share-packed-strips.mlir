@@ -114,3 +114,29 @@ func.func @copy_of_the_program(%b: memref<64x64xf32>, %out: memref<64x16xf32>) {
   }
   return
 }
+
+// A copy of index elements (no fixed width, no size to bound the strip) stays the program's.
+// CHECK-LABEL: func.func @copy_of_indices(
+// CHECK: scf.forall (%{{[a-z0-9_]+}}) in (16)
+func.func @copy_of_indices(%b: memref<64x16xindex>, %out: memref<64x16xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.forall (%m) in (16) {
+    %acc = memref.alloc() : memref<16xindex>
+    %buf = memref.alloc() : memref<8x16xindex>
+    scf.for %k = %c0 to %c64 step %c8 {
+      scf.for %kk = %c0 to %c8 step %c1 {
+        %kr = arith.addi %k, %kk : index
+        %v = vector.transfer_read %b[%kr, %c0], %c0 {in_bounds = [true]} : memref<64x16xindex>, vector<16xindex>
+        vector.transfer_write %v, %buf[%kk, %c0] {in_bounds = [true]} : vector<16xindex>, memref<8x16xindex>
+      }
+      %y = vector.transfer_read %buf[%c0, %c0], %c0 {in_bounds = [true]} : memref<8x16xindex>, vector<16xindex>
+      vector.transfer_write %y, %acc[%c0] {in_bounds = [true]} : vector<16xindex>, memref<16xindex>
+    }
+    %r = vector.transfer_read %acc[%c0], %c0 {in_bounds = [true]} : memref<16xindex>, vector<16xindex>
+    vector.transfer_write %r, %out[%m, %c0] {in_bounds = [true]} : vector<16xindex>, memref<64x16xindex>
+  }
+  return
+}

@@ -128,9 +128,11 @@ def _trip_count(loop: ir.Operation) -> int | None:
     return None if bounds is None or len(loop.results) else len(bounds)
 
 
-def _bytes(buffer: ir.Operation, steps: int) -> int:
+def _bytes(buffer: ir.Operation, steps: int) -> float:
+    """The strip's size; unbounded for elements of no fixed width (index)."""
     shape = ir.MemRefType(buffer.result.type)
-    return steps * math.prod(shape.shape) * shape.element_type.width // 8
+    width = getattr(shape.element_type, "width", None)
+    return steps * math.prod(shape.shape) * width / 8 if isinstance(width, int) else math.inf
 
 
 def _retypable(buffer: ir.Operation) -> bool:
