@@ -101,6 +101,10 @@ def index_constant(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
+# Ops whose result is a view of their first operand's buffer.
+VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
+
+
 def constant_bounds(loop: ir.Operation) -> range | None:
     """The iterations of an scf.for whose bounds and step are constants, else None."""
     low, high, step = (constant_number(v) for v in list(loop.operands)[:3])

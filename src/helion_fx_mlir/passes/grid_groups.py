@@ -40,11 +40,17 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, defined_in, ops_named, ops_where, within
+from helion_fx_mlir.mlir.walk import (
+    INDEX_ARITHMETIC,
+    VIEWS,
+    defined_in,
+    ops_named,
+    ops_where,
+    within,
+)
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.step_loops import flatten_carried_steps
 
-VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape"}
 PURE_SETUP = {"arith.constant", *INDEX_ARITHMETIC, *VIEWS, "ub.poison", "vector.broadcast"}
 INIT_SETUP = {"vector.transfer_write", "linalg.fill"}
 READS = {"vector.transfer_read", "vector.load", "memref.load"}

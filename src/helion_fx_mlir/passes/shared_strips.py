@@ -233,8 +233,7 @@ def _slot(whole: ir.Value, step: ir.Value) -> ir.Value:
 def _copy_strip(strip: Strip, whole: ir.Value) -> None:
     """A loop over the steps, each filling its block of the strip as the pack did."""
     index = ir.IndexType.get()
-    steps = ir.MemRefType(whole.type).shape[0]
-    zero, one, count = (arith.ConstantOp(index, v).result for v in (0, 1, steps))
+    zero, one, count = (arith.ConstantOp(index, v).result for v in (0, 1, strip.steps))
     loop = scf.ForOp(zero, count, one)
     with ir.InsertionPoint(loop.body):
         mapping: dict[ir.Value, ir.Value] = {}
@@ -264,18 +263,15 @@ def _remap(copy: ir.Operation, mapping: dict[ir.Value, ir.Value], original: ir.O
 
 def _read_from_strip(strip: Strip, whole: ir.Value) -> None:
     """The program's pack gone; its buffer's reads read the step's block of the strip."""
-    if strip.loop is None:
-        where, step = ir.InsertionPoint(strip.pack), None
+    loop = strip.loop
+    if loop is None:
+        with ir.InsertionPoint(strip.pack), strip.pack.location:
+            slot = _slot(whole, index_constant(0))
     else:
-        where = ir.InsertionPoint.at_block_begin(strip.loop.regions[0].blocks[0])
-    with where, strip.pack.location:
-        if strip.loop is None:
-            step = index_constant(0)
-        else:
-            low, _, size = list(strip.loop.operands)[:3]
-            iv = strip.loop.regions[0].blocks[0].arguments[0]
-            step = arith.divui(arith.subi(iv, low), size)
-        slot = _slot(whole, step)
+        low, _, size = list(loop.operands)[:3]
+        iv = loop.regions[0].blocks[0].arguments[0]
+        with ir.InsertionPoint.at_block_begin(loop.regions[0].blocks[0]), strip.pack.location:
+            slot = _slot(whole, arith.divui(arith.subi(iv, low), size))
     strip.pack.erase()
     strip.buffer.result.replace_all_uses_with(slot)
     strip.buffer.erase()

@@ -16,7 +16,13 @@ from __future__ import annotations
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
-from helion_fx_mlir.mlir.walk import INDEX_ARITHMETIC, constant_bounds, index_constant, ops_where
+from helion_fx_mlir.mlir.walk import (
+    INDEX_ARITHMETIC,
+    VIEWS,
+    constant_bounds,
+    index_constant,
+    ops_where,
+)
 
 
 def flatten_carried_steps(loop: ir.Operation) -> ir.Operation:
@@ -84,7 +90,6 @@ def _carried_steps(
 
 
 PURE_INDEX = {*INDEX_ARITHMETIC, "memref.subview"}
-VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
 
 
 def _round_trip(read: ir.Operation, write: ir.Operation) -> bool:
