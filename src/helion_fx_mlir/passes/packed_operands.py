@@ -41,7 +41,10 @@ def pack_contraction_operands(module: ir.Module) -> None:
 
 
 def strided_block(value: ir.Value) -> bool:
-    """A slice of strided rows (`strided_rows`) that `packs`."""
+    """A slice of strided rows (`strided_rows`) that `packs` (a buffer is none: input
+    already bufferized)."""
+    if not isinstance(value.type, ir.RankedTensorType):
+        return False
     block = ir.RankedTensorType(value.type)
     return strided_rows(value) and packs(list(block.shape), block.element_type)
 

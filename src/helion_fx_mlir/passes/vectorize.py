@@ -132,7 +132,10 @@ def _tagged(module: ir.Module) -> list[ir.Operation]:
 
 
 def schedule_for(op: ir.Operation, target: Target) -> Schedule | None:
-    """The op's schedule, or None to leave it scalar."""
+    """The op's schedule, or None to leave it scalar: so is a linalg op on buffers (input
+    already bufferized), which has no result to size a schedule by."""
+    if not op.results:
+        return None
     checked = op.results if op.name == "tensor.pad" else [*op.operands, *op.results]
     dynamic = op.name == "linalg.generic"
     if not all(_vectorizable(v.type, dynamic) for v in checked) or _has_scalar_only_op(op):
