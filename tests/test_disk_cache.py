@@ -265,6 +265,20 @@ def test_settings_and_configs_key_the_launcher(cache: pathlib.Path, compiles: li
     assert compiles == ["gated_sum", "gated_sum"]
 
 
+def test_the_thread_count_keys_kernel_and_launcher(
+    cache: pathlib.Path, compiles: list[str]
+) -> None:
+    """Grids are grouped for the threads (`passes/grid_groups.py`): code compiled for one
+    thread is not what two threads run, and each count's is found again on disk."""
+    x, gate = gated_inputs()
+    for threads in (1, 2, 1, 2):
+        torch.set_num_threads(threads)
+        torch.testing.assert_close(gated_kernel()(x, gate), expected(x, gate))
+    assert len(entries(cache, kernel_cache.KIND)) == 2
+    assert len(entries(cache, launchers.KIND)) == 2
+    assert compiles == ["gated_sum", "gated_sum"]
+
+
 def test_a_call_with_tensors_recording_gradients_takes_helions_path(cache: pathlib.Path) -> None:
     """Autograd and tensor subclasses are Helion's to route: no launcher is recorded."""
     x, gate = gated_inputs()

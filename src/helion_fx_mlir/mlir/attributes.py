@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from torch_mlir import ir
+
+from helion_fx_mlir.errors import RewriteError
+
 # On each scf.for of a grid the emitter keeps sequential (its programs store inside their
 # loops) whose programs Helion may still run in any order (see
 # `LoweringContext.independent_programs`): `helion-parallelize-independent-grids` makes
@@ -22,3 +26,29 @@ VECTOR_WIDTH = "helion.vector_width"
 # (16 on AVX2), and `helion-opt` input may set it to see another target's schedules.
 VECTOR_REGISTERS = "helion.vector_registers"
 DEFAULT_VECTOR_REGISTERS = 32
+
+# The threads the code's grids are shared among (`torch.get_num_threads()` when the JIT
+# compiles it): `helion-group-grid-programs` and `helion-share-packed-strips` leave each
+# thread an equal share of groups. Without the module attribute, DEFAULT_THREADS (the
+# goldens'); `helion-opt` input may set it to see another machine's grouping.
+THREADS = "helion.threads"
+DEFAULT_THREADS = 8
+
+
+def module_integer(module: ir.Module, name: str, default: int) -> int:
+    """The module's integer attribute `name`, else `default`; an attribute of another kind
+    is an error at the module's place."""
+    attrs = module.operation.attributes
+    if name not in attrs:
+        return default
+    if not isinstance(attrs[name], ir.IntegerAttr):
+        raise RewriteError(
+            name,
+            [
+                (
+                    module.operation.location,
+                    f"module attribute {name} must be an integer, not {attrs[name]}",
+                )
+            ],
+        )
+    return attrs[name].value

@@ -24,6 +24,10 @@ step of the loop, for a K loop in chunks) and its programs all read that copy: 1
 in the default 16^3 blocks, 2 threads, 22 -> 14 ms (torch.mm 17); bmm 8x512^3 17 -> 14. With
 64^3 blocks, one program's compute already hides its copy: level.
 
+Groups are as large as the threads the code runs on (module attribute `helion.threads`,
+torch's thread count when the JIT compiles; DEFAULT_THREADS without it) share about as
+evenly as they would share the programs alone: fewer, larger groups read longer runs.
+
 After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
 (index arithmetic, views, buffers and writes that initialize the program's own output)
 then one `scf.for` with no results whose bounds do not depend on the program. What does not
@@ -39,6 +43,7 @@ from dataclasses import dataclass
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
+from helion_fx_mlir.mlir.attributes import DEFAULT_THREADS, THREADS, module_integer
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import (
     INDEX_ARITHMETIC,
@@ -68,7 +73,10 @@ KEPT_SETUP = {*PURE_SETUP, "memref.alloc"}
 # rows whole, one contiguous run per tensor (an add of 1024x4096 f32 in 32x32 tiles on 2
 # threads: 1.38-1.80 ms in groups of 16, 0.99-1.41 in groups of 128, eager 1.20-1.55).
 MAX_GROUP = 128
-MIN_GROUPS = 8  # groups left to share among threads
+# Groups may leave the busiest thread this much more work than the programs alone would:
+# fewer, larger groups read longer runs (a 32-wide column sum of 4096^2 f32 on 2 threads:
+# 4.9 ms in 8 groups, 3.7 in 4, 3.0 in 2).
+IMBALANCE = 1.25
 # Programs sharing one packed B block: 1024^3 f32 in 16^3 blocks, 2 threads, ms: 22 alone,
 # 15 in groups of 8, 13.6 of 16, 15 of 32, 17 of 64 (the group's output tiles leave L1).
 MAX_PACK_GROUP = 16
@@ -80,13 +88,28 @@ MAX_PACK_GROUP = 16
 def group_grid_programs(module: ir.Module) -> None:
     """Interleave the programs of each grid that fits (see the module docstring)."""
     with mlir_context():
+        threads = threads_of(module)
         for grid in ops_named(module, "scf.forall"):
             trips = grid_trips(grid)
-            if trips and (plan := _strips_plan(grid, trips)):
+            if trips and (plan := _strips_plan(grid, trips, threads)):
                 flatten_carried_steps(list(grid.regions[0].blocks[0].operations)[-2])
                 _group(grid, trips, plan)
-            elif trips and (plan := _shared_pack_plan(grid, trips)):
+            elif trips and (plan := _shared_pack_plan(grid, trips, threads)):
                 _group(grid, trips, plan)
+
+
+def threads_of(module: ir.Module) -> int:
+    """The threads the module's grids are shared among (DEFAULT_THREADS unless it says;
+    at least one)."""
+    return max(1, module_integer(module, THREADS, DEFAULT_THREADS))
+
+
+def target_threads(module: ir.Module, threads: int) -> None:
+    """Record the threads the code will run on (the JIT's: torch's thread count)."""
+    with mlir_context():
+        module.operation.attributes[THREADS] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), threads
+        )
 
 
 @dataclass(frozen=True)
@@ -100,11 +123,11 @@ class Grouping:
     shared: tuple[ir.Operation, ...] = ()
 
 
-def _strips_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
+def _strips_plan(grid: ir.Operation, trips: list[int], threads: int) -> Grouping | None:
     """Programs reading strips, grouped along the last dimension."""
     ops = list(grid.regions[0].blocks[0].operations)
     dim = len(trips) - 1
-    size = group_size(trips, dim, MAX_GROUP)
+    size = group_size(trips, dim, MAX_GROUP, threads)
     fits = (
         size > 1
         and _plain_loop(grid)
@@ -114,7 +137,7 @@ def _strips_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
     return Grouping(dim, size) if fits else None
 
 
-def _shared_pack_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
+def _shared_pack_plan(grid: ir.Operation, trips: list[int], threads: int) -> Grouping | None:
     """Programs that each copy the same operand block into a buffer of their own, grouped
     along the first dimension the copy does not depend on."""
     if not _plain_loop(grid):
@@ -128,7 +151,7 @@ def _shared_pack_plan(grid: ir.Operation, trips: list[int]) -> Grouping | None:
     if pack is None or not all(_setup_op(op) or op == pack for op in setup):
         return None
     for dim, variable in enumerate(body.arguments):
-        size = group_size(trips, dim, MAX_PACK_GROUP)
+        size = group_size(trips, dim, MAX_PACK_GROUP, threads)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
             return Grouping(dim, size, (pack,))
     return None
@@ -211,13 +234,21 @@ def views_of(buffer: ir.Value) -> set[ir.Value]:
     return views
 
 
-def group_size(trips: list[int], dim: int, most: int) -> int:
-    """The largest power of two up to `most` dividing dimension `dim`, leaving MIN_GROUPS
-    groups in the grid."""
+def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
+    """The largest power of two up to `most` dividing dimension `dim` whose groups the
+    threads share about as evenly as the programs alone (IMBALANCE)."""
     size = most
-    while size > 1 and (trips[dim] % size or math.prod(trips) // size < MIN_GROUPS):
+    while size > 1 and (trips[dim] % size or not _balanced(math.prod(trips), size, threads)):
         size //= 2
     return size
+
+
+def _balanced(programs: int, size: int, threads: int) -> bool:
+    """Whether groups of `size` leave the busiest thread at most IMBALANCE times the
+    programs it would run alone."""
+    alone = -(-programs // threads)
+    grouped = -(-(programs // size) // threads) * size
+    return grouped <= IMBALANCE * alone
 
 
 # Memory accesses, by the indices (or offsets) of their memref's dimensions.

@@ -45,6 +45,7 @@ from helion_fx_mlir.passes.grid_groups import (
     group_size,
     program_loop,
     retarget,
+    threads_of,
     uses_any,
     views_of,
 )
@@ -76,12 +77,13 @@ class Strip:
 )
 def share_packed_strips(module: ir.Module) -> None:
     with mlir_context():
+        threads = threads_of(module)
         for grid in ops_named(module, "scf.forall"):
-            if (strip := _strip(grid)) is not None:
+            if (strip := _strip(grid, threads)) is not None:
                 _share(grid, strip)
 
 
-def _strip(grid: ir.Operation) -> Strip | None:
+def _strip(grid: ir.Operation, threads: int) -> Strip | None:
     """The grid's shareable buffer, if it has one."""
     trips = grid_trips(grid)
     ops = list(grid.regions[0].blocks[0].operations)
@@ -97,7 +99,7 @@ def _strip(grid: ir.Operation) -> Strip | None:
         pack, loop, steps = found
         inputs = _inputs(pack, buffer, grid)
         for dim, variable in enumerate(grid.regions[0].blocks[0].arguments):
-            size = group_size(trips, dim, MAX_GROUP)
+            size = group_size(trips, dim, MAX_GROUP, threads)
             if inputs is not None and size > 1 and not _depends(pack, inputs, variable):
                 return Strip(buffer, pack, loop, steps, tuple(inputs), dim, size)
     return None

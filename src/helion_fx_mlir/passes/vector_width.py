@@ -20,6 +20,7 @@ from helion_fx_mlir.mlir.attributes import (
     DEFAULT_VECTOR_REGISTERS,
     VECTOR_REGISTERS,
     VECTOR_WIDTH,
+    module_integer,
 )
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
@@ -48,8 +49,9 @@ def limit_vector_width(module: ir.Module) -> None:
 def vector_width(module: ir.Module) -> int | None:
     """The module's vector width in bits; None where it has the default."""
     with mlir_context():
-        attrs = module.operation.attributes
-        return ir.IntegerAttr(attrs[VECTOR_WIDTH]).value if VECTOR_WIDTH in attrs else None
+        if VECTOR_WIDTH not in module.operation.attributes:
+            return None
+        return module_integer(module, VECTOR_WIDTH, 0)
 
 
 def drop_vector_width(module: ir.Module) -> None:
@@ -76,10 +78,7 @@ def _set_passthrough(func: ir.Operation, width: str) -> None:
 def vector_registers(module: ir.Module) -> int:
     """The vector registers of the CPU the module is for (DEFAULT_VECTOR_REGISTERS unless
     the module says otherwise)."""
-    attrs = module.operation.attributes
-    if VECTOR_REGISTERS not in attrs:
-        return DEFAULT_VECTOR_REGISTERS
-    return ir.IntegerAttr(attrs[VECTOR_REGISTERS]).value
+    return module_integer(module, VECTOR_REGISTERS, DEFAULT_VECTOR_REGISTERS)
 
 
 def target_vector_registers(module: ir.Module, registers: int) -> None:

@@ -249,6 +249,7 @@ def _lowered(
     a CodegenError says so (LLVM would abort this process)."""
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
+    from helion_fx_mlir.passes.grid_groups import target_threads
     from helion_fx_mlir.passes.pipelines import to_llvm_module
     from helion_fx_mlir.passes.vector_width import (
         drop_vector_width,
@@ -266,6 +267,7 @@ def _lowered(
             if default_width:
                 drop_vector_width(kernel)
             target_vector_registers(kernel, host_cpu.vector_registers())
+            target_threads(kernel, torch.get_num_threads())
             module = to_llvm_module(kernel, bounds_checks, bf16_dots)
             if not (probe or narrow):
                 return module, OPT_LEVEL, None
@@ -352,12 +354,13 @@ def codegen_crashes(
 
 # (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel
 # keeps its id unique.
-_ENGINES: dict[tuple[int, str, bool], tuple[Any, Engine]] = {}
+_ENGINES: dict[tuple[int, str, bool, int], tuple[Any, Engine]] = {}
 
 
 def cached_engine(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
-    """JIT once per bound kernel (one argument signature), config and checking, per process."""
-    key = (id(bound_kernel), repr(config), bounds_checks)
+    """JIT once per bound kernel (one argument signature), config, checking and thread
+    count (`passes/grid_groups.py` sizes groups for it), per process."""
+    key = (id(bound_kernel), repr(config), bounds_checks, torch.get_num_threads())
     if key not in _ENGINES:
         _ENGINES[key] = (bound_kernel, jit(bound_kernel, config, bounds_checks))
     return _ENGINES[key][1]

@@ -98,6 +98,7 @@ def engine_key(bound_kernel: Any, config: Any, bounds_checks: bool) -> str | Non
     fields["size_classes"] = size_classes(bound_kernel.fake_args)
     fields["config"] = repr(config)
     fields["bounds_checks"] = bounds_checks
+    fields["threads"] = torch.get_num_threads()  # the grids' groups are sized for them
     return disk_cache.entry_key(fields)
 
 

@@ -102,6 +102,7 @@ def _launcher_key(kernel: Any, state: _KernelLaunchers, signature: tuple[Any, ..
             "signature": repr(signature),
             "configs": [repr(config) for config in kernel.configs],
             "autotune_effort": str(kernel.settings.autotune_effort),
+            "threads": torch.get_num_threads(),
         }
     )
 
