@@ -26,7 +26,9 @@ in the default 16^3 blocks, 2 threads, 22 -> 14 ms (torch.mm 17); bmm 8x512^3 17
 
 Groups are as large as the threads the code runs on (module attribute `helion.threads`,
 torch's thread count when the JIT compiles; DEFAULT_THREADS without it) share about as
-evenly as they would share the programs alone: fewer, larger groups read longer runs.
+evenly as they would share the programs alone: fewer, larger groups read longer runs. A
+process that changes torch's thread count keeps the code its kernels compiled first (right
+on any count; its groups sized for the first); the disk cache keys code by the count.
 
 After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
 (index arithmetic, views, buffers and writes that initialize the program's own output)
