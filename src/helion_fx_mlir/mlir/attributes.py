@@ -52,3 +52,8 @@ def module_integer(module: ir.Module, name: str, default: int) -> int:
             ],
         )
     return attrs[name].value
+
+
+def set_module_integer(module: ir.Module, name: str, value: int) -> None:
+    """Give the module the i64 attribute `name` (read back by `module_integer`)."""
+    module.operation.attributes[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)

@@ -45,7 +45,12 @@ from dataclasses import dataclass
 from torch_mlir import ir
 from torch_mlir.dialects import arith, scf
 
-from helion_fx_mlir.mlir.attributes import DEFAULT_THREADS, THREADS, module_integer
+from helion_fx_mlir.mlir.attributes import (
+    DEFAULT_THREADS,
+    THREADS,
+    module_integer,
+    set_module_integer,
+)
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import (
     INDEX_ARITHMETIC,
@@ -109,9 +114,7 @@ def threads_of(module: ir.Module) -> int:
 def target_threads(module: ir.Module, threads: int) -> None:
     """Record the threads the code will run on (the JIT's: torch's thread count)."""
     with mlir_context():
-        module.operation.attributes[THREADS] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), threads
-        )
+        set_module_integer(module, THREADS, threads)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from helion_fx_mlir.mlir.attributes import (
     VECTOR_REGISTERS,
     VECTOR_WIDTH,
     module_integer,
+    set_module_integer,
 )
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
@@ -87,6 +88,4 @@ def target_vector_registers(module: ir.Module, registers: int) -> None:
     if registers == DEFAULT_VECTOR_REGISTERS:
         return
     with mlir_context():
-        module.operation.attributes[VECTOR_REGISTERS] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), registers
-        )
+        set_module_integer(module, VECTOR_REGISTERS, registers)

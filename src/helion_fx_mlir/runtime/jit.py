@@ -352,7 +352,7 @@ def codegen_crashes(
     return ended.timed_out or ended.code != 0
 
 
-# (id(bound kernel), config, bounds checks) -> (bound kernel, engine); holding the kernel
+# (id(bound kernel), config, bounds checks, threads) -> (bound kernel, engine); holding the kernel
 # keeps its id unique.
 _ENGINES: dict[tuple[int, str, bool, int], tuple[Any, Engine]] = {}
 
