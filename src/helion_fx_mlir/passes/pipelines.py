@@ -28,6 +28,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     outer_reductions,
     packed_operands,
     prefetch,
+    reduction_streams,
     results,
     safety_checks,
     shared_strips,
@@ -73,9 +74,15 @@ VECTORIZE = (
     "helion-write-into-loop-carried",
     "helion-vectorize-tile-bodies",
     "helion-combine-outer-reductions",
+    "helion-split-reduction-streams",
 )
 # On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
-VECTORIZE_BF16_DOT = (*VECTORIZE[:-2], "helion-bf16-dot-products", *VECTORIZE[-2:])
+_TILE_BODIES = VECTORIZE.index("helion-vectorize-tile-bodies")
+VECTORIZE_BF16_DOT = (
+    *VECTORIZE[:_TILE_BODIES],
+    "helion-bf16-dot-products",
+    *VECTORIZE[_TILE_BODIES:],
+)
 # Bufferization: unit dims kept in dynamic slices, equal inits merged, split per use, then
 # buffers; results the runtime passes.
 _BUFFERIZE = (
