@@ -1,7 +1,9 @@
 """Block moves after bufferization (`helion-vectorize-copies`): a padded load of a
 128x128 block and the copy of a tile's valid lanes into the output run as loops over rows
 of masked 64-lane chunks, not as one transfer of the whole block (which took LLVM seconds
-to compile). Results match eager on shapes the blocks do not divide, in 2-D and 3-D."""
+to compile), and so does one padded row longer than a chunk (a 4100-wide row's last
+4096-wide chunk: as one vector LLVM ran 2 ms a row). Results match eager on shapes the
+blocks do not divide, in 1-D, 2-D and 3-D."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ CASES = [
     ("add", [(47, 101), (47, 101)], helion.Config(block_sizes=[64, 128])),
     ("matmul", [(130, 70), (70, 129)], helion.Config(block_sizes=[128, 128, 64])),
     ("bmm", [(3, 37, 20), (3, 20, 45)], helion.Config(block_sizes=[2, 32, 64, 16])),
+    ("sum_rows", [(37, 4100)], helion.Config(block_sizes=[1])),
+    ("sum_rows", [(9, 5000)], helion.Config(block_sizes=[2])),
+    ("softmax", [(9, 4100)], helion.Config(block_sizes=[1])),
+    ("softmax", [(9, 3000)], helion.Config(block_sizes=[1])),
 ]
 
 
@@ -44,4 +50,22 @@ def test_no_transfer_moves_a_whole_block() -> None:
     assert "vector<128x128xf32>" in str(apply(parse_module(text), LLVM[:upto]))
     after = str(apply(parse_module(text), LLVM[: upto + 1]))
     assert "vector<128x128xf32>" not in after
+    assert "vector<64xf32>" in after
+
+
+@pytest.mark.parametrize(
+    ("config", "row"),
+    [(None, "vector<4096xf32>"), (helion.Config(block_sizes=[1]), "vector<8192xf32>")],
+    ids=["default", "whole-row"],
+)
+def test_no_transfer_moves_a_whole_padded_row(config: helion.Config | None, row: str) -> None:
+    """sum_rows on 4100-wide rows: the row padded to its 8192 block (Helion's default
+    config reads it in 4096-wide chunks, the last with 4 lanes valid) is copied into its
+    buffer in 64-lane chunks, not as one vector."""
+    args = (torch.randn(37, 4100),)
+    text = generate_mlir(EXAMPLES["sum_rows"].kernel.bind(args), config=config)
+    upto = LLVM.index("helion-vectorize-copies")
+    assert row in str(apply(parse_module(text), LLVM[:upto]))
+    after = str(apply(parse_module(text), LLVM[: upto + 1]))
+    assert row not in after
     assert "vector<64xf32>" in after

@@ -54,11 +54,13 @@ def _split(bound: object, config: helion.Config) -> bool:
 
 @pytest.mark.parametrize(
     ("shape", "splits"),
-    # 4100 columns: the sum reads the row padded to 8192 (zeros), the max 4096 then 4 masked.
-    [((37, 4096), True), ((5, 8192), True), ((37, 4100), True), ((37, 1024), False)],
+    # 4100 columns: the sum reads 4096-wide chunks copied (padded) into a buffer of the
+    # program's, from the caches; the max its first 4096 lanes, then 4 masked: neither splits.
+    [((37, 4096), True), ((5, 8192), True), ((37, 4100), False), ((37, 1024), False)],
 )
 def test_long_rows_are_read_in_halves(shape: tuple[int, int], splits: bool) -> None:
-    """One row per program (Helion's default): rows of at least 2 pages split."""
+    """One row per program (Helion's default): rows of at least 2 pages read from the
+    kernel's argument split."""
     bound = row_sum_and_max.bind((torch.randn(*shape),))
     assert _split(bound, CONFIGS[0]) == splits
 

@@ -61,7 +61,8 @@ func.func @weighted_squares_and_max(%x: tensor<4x8192xbf16>, %w: tensor<8192xbf1
   return %sum, %max : f32, f32
 }
 
-// What stays: a row whose halves are shorter than a 4 KB page; the loop variable used
+// What stays: a row whose halves are shorter than a 4 KB page; a row copied into a buffer
+// of the program's (read from the caches); the loop variable used
 // other than as a read's innermost index; a result used lane by lane; lanes that differ
 // in the init or in a constant; a read of a column, a masked step, a write.
 // CHECK-LABEL: func.func @short_row(
@@ -180,4 +181,28 @@ func.func @column_masked_or_written(%x: tensor<4096x4096xf32>, %out: tensor<4096
   %r1 = vector.multi_reduction <add>, %masked, %r0 [0] : vector<64xf32> to f32
   %r2 = vector.multi_reduction <add>, %written#0, %r1 [0] : vector<64xf32> to f32
   return %r2, %written#1 : f32, tensor<4096xf32>
+}
+
+// CHECK-LABEL: func.func @copied_row(
+// CHECK-NOT: vector.shuffle
+// CHECK: return
+func.func @copied_row(%x: tensor<8x4100xf32>, %row: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %n = arith.constant 4096 : index
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<64xf32>
+  %init = arith.constant 0.0 : f32
+  %valid = arith.constant 4 : index
+  %mask = vector.create_mask %valid : vector<4096xi1>
+  %tail = vector.transfer_read %x[%row, %n], %pad, %mask {in_bounds = [true]} : tensor<8x4100xf32>, vector<4096xf32>
+  %empty = tensor.empty() : tensor<4096xf32>
+  %copy = vector.transfer_write %tail, %empty[%c0] {in_bounds = [true]} : vector<4096xf32>, tensor<4096xf32>
+  %acc = scf.for %k = %c0 to %n step %c64 iter_args(%a = %zero) -> (vector<64xf32>) {
+    %v = vector.transfer_read %copy[%k], %pad {in_bounds = [true]} : tensor<4096xf32>, vector<64xf32>
+    %s = arith.addf %v, %a : vector<64xf32>
+    scf.yield %s : vector<64xf32>
+  }
+  %r = vector.multi_reduction <add>, %acc, %init [0] : vector<64xf32> to f32
+  return %r : f32
 }

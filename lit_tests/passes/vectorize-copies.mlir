@@ -70,6 +70,53 @@ func.func @padded_load(%src: memref<?x?xf32, strided<[130, 1], offset: ?>>, %buf
   return
 }
 
+// One padded row longer than a chunk (a 4100-wide row's last 4096-wide chunk, 4 lanes
+// valid) in chunks of 64 too: as one vector<4096xf32> LLVM inserted its lanes one at a
+// time into a spilled vector, 2 ms a row.
+// CHECK-LABEL: func.func @padded_row(
+// CHECK-SAME: %[[SRC:[a-z0-9_]+]]: memref<?xf32, strided<[?], offset: ?>>, %[[BUF:[a-z0-9_]+]]: memref<4096xf32>
+// CHECK-NOT: vector<4096x
+// CHECK: scf.for %[[COL:[a-z0-9_]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} {
+// CHECK: %[[MASK:[a-z0-9_]+]] = vector.create_mask %{{[a-z0-9_]+}} : vector<64xi1>
+// CHECK-NEXT: %[[CHUNK:[a-z0-9_]+]] = vector.transfer_read %[[SRC]][%[[COL]]], %{{[a-z0-9_]+}}, %[[MASK]] {in_bounds = [true]}
+// CHECK-NEXT: vector.transfer_write %[[CHUNK]], %[[BUF]][%[[COL]]] {in_bounds = [true]} : vector<64xf32>, memref<4096xf32>
+func.func @padded_row(%src: memref<?xf32, strided<[?], offset: ?>>, %buffer: memref<4096xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.000000e+00 : f32
+  %mask = vector.create_mask %n : vector<4096xi1>
+  %row = vector.transfer_read %src[%c0], %pad, %mask {in_bounds = [true]} : memref<?xf32, strided<[?], offset: ?>>, vector<4096xf32>
+  vector.transfer_write %row, %buffer[%c0] {in_bounds = [true]} : vector<4096xf32>, memref<4096xf32>
+  return
+}
+
+// The same with the valid lanes known (a 4100-wide row padded to its 8192 block).
+// CHECK-LABEL: func.func @padded_row_constant_mask(
+// CHECK-NOT: vector<8192x
+// CHECK: scf.for
+// CHECK: vector.create_mask %{{[a-z0-9_]+}} : vector<64xi1>
+// CHECK-NOT: vector.constant_mask
+func.func @padded_row_constant_mask(%src: memref<4100xf32, strided<[1], offset: ?>>, %buffer: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.000000e+00 : f32
+  %mask = vector.constant_mask [4100] : vector<8192xi1>
+  %row = vector.transfer_read %src[%c0], %pad, %mask {in_bounds = [true]} : memref<4100xf32, strided<[1], offset: ?>>, vector<8192xf32>
+  vector.transfer_write %row, %buffer[%c0] {in_bounds = [true]} : vector<8192xf32>, memref<8192xf32>
+  return
+}
+
+// A padded row of one chunk stays one transfer.
+// CHECK-LABEL: func.func @padded_short_row(
+// CHECK: vector.transfer_read {{.*}} vector<64xf32>
+// CHECK-NOT: scf.for
+func.func @padded_short_row(%src: memref<?xf32>, %buffer: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.000000e+00 : f32
+  %mask = vector.create_mask %n : vector<64xi1>
+  %row = vector.transfer_read %src[%c0], %pad, %mask {in_bounds = [true]} : memref<?xf32>, vector<64xf32>
+  vector.transfer_write %row, %buffer[%c0] {in_bounds = [true]} : vector<64xf32>, memref<64xf32>
+  return
+}
+
 // A write to memory between the read and its write: the read cannot move down to the
 // write, so the block move stays one transfer.
 // CHECK-LABEL: func.func @written_between(

@@ -4,8 +4,11 @@ Two moves of a block-shaped buffer remain once tile bodies are vectorized and bu
 a copy of a tile's valid lanes into (or out of) a view (`memref.copy`), and a padded load
 (a masked `vector.transfer_read` of the whole block, written whole into its buffer). As one
 n-D transfer, every row of the block is one value, live at once: LLVM's register allocator
-took seconds over them (a 47x101 copy 11 s, two 128x128 padded loads 3 s). As a loop over
-rows, each row in chunks of up to LANES lanes, a chunk is one masked read and one write.
+took seconds over them (a 47x101 copy 11 s, two 128x128 padded loads 3 s), and one padded
+row of thousands of lanes is one value whose lanes LLVM inserted one at a time into a
+spilled vector (a 4100-wide row sum, its last 4096-wide chunk 4 lanes valid: 2 ms a row,
+9.8 s for 4096 rows). As a loop over rows, each row in chunks of up to LANES lanes, a
+chunk is one masked read and one write.
 """
 
 from __future__ import annotations
@@ -116,9 +119,11 @@ def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
 
 
 def _is_padded_load(write: ir.Operation) -> bool:
-    """`transfer_write(transfer_read(src[0..], mask = create_mask(sizes)), buffer[0..])`: a
-    whole block of two or more rows, read masked and written unmasked into a static buffer
-    of its shape (what a vectorized tensor.pad bufferizes to)."""
+    """`transfer_write(transfer_read(src[0..], mask = create_mask(sizes)), buffer[0..])` (or a
+    `constant_mask` of static sizes): a
+    whole block of two or more rows or one row longer than a chunk, read masked and written
+    unmasked into a static buffer of its shape (what a vectorized tensor.pad bufferizes
+    to)."""
     read = write.operands[0].owner
     if not isinstance(read, ir.OpView) or read.name != "vector.transfer_read":
         return False
@@ -128,20 +133,20 @@ def _is_padded_load(write: ir.Operation) -> bool:
     # target, indices (no mask)
     mask = read.operands[-1].owner if len(read.operands) == len(shape) + 3 else None
     return (
-        len(shape) >= 2
-        and math.prod(shape[:-1]) > 1
+        (math.prod(shape[:-1]) > 1 or shape[-1] > LANES)
         and len(write.operands) == 2 + len(shape)
         and all(_identity(op, len(shape)) for op in (read, write))
         and isinstance(target, ir.MemRefType)
         and list(ir.MemRefType(target).shape) == shape
         and isinstance(mask, ir.OpView)
-        and mask.name == "vector.create_mask"
+        and mask.name in MASKS
         and _all_zero([*write.operands[2:], *read.operands[1 : 1 + len(shape)]])
         and len(list(read.results[0].uses)) == 1
         and _nothing_writes_between(read, write)
     )
 
 
+MASKS = {"vector.create_mask", "vector.constant_mask"}
 # What may sit between a padded load's read and its write: the read moves to the write,
 # so nothing in between may write memory.
 _PURE_DIALECTS = ("arith.", "affine.", "index.")
@@ -150,7 +155,7 @@ _NO_WRITES = MEMREF_VIEWS | {
     "memref.alloc",
     "memref.dim",
     "memref.reinterpret_cast",
-    "vector.create_mask",
+    *MASKS,
 }
 
 
@@ -179,8 +184,8 @@ def _padded_load_rows(write: ir.Operation) -> None:
     rest being the padding value."""
     read = write.operands[0].owner
     shape = list(ir.VectorType(write.operands[0].type).shape)
-    sizes = list(read.operands[-1].owner.operands)
     with ir.InsertionPoint(write), write.location:
+        sizes = _mask_sizes(read.operands[-1].owner)
         lanes = _chunk(shape[-1])
         step = index_constant(lanes)
         zero = index_constant(0)
@@ -209,6 +214,14 @@ def _padded_load_rows(write: ir.Operation) -> None:
     read.erase()
     if not list(mask.results[0].uses):
         mask.erase()
+
+
+def _mask_sizes(mask: ir.OpView) -> list[ir.Value]:
+    """The valid sizes of a mask, per dim (a constant mask's as index constants)."""
+    if mask.name == "vector.create_mask":
+        return list(mask.operands)
+    sizes = ir.DenseI64ArrayAttr(mask.attributes["mask_dim_sizes"])
+    return [index_constant(size) for size in sizes]
 
 
 def _chunk(extent: int) -> int:

@@ -126,13 +126,20 @@ def _fresh_init_dest(op: ir.Operation) -> list[int] | None:
         return None
     if op.name == "tensor.empty":
         return []
-    if op.name in ("linalg.fill", "vector.transfer_write"):
+    if op.name == "linalg.fill" or (op.name == "vector.transfer_write" and _fills(op)):
         dests = [1]
     elif op.name == "scf.for" and _only_writes(op):
         dests = [3]
     else:
         return None
     return dests if all(_is_fresh_init(op.operands[i]) for i in dests) else None
+
+
+def _fills(write: ir.Operation) -> bool:
+    """A vectorized fill: the value written is a constant or one scalar broadcast (a row
+    read from memory and written into a buffer is data, whose readers may share it)."""
+    owner = write.operands[0].owner
+    return isinstance(owner, ir.OpView) and owner.name in ("arith.constant", "vector.broadcast")
 
 
 def _is_fresh_init(value: ir.Value) -> bool:
