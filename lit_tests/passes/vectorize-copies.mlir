@@ -132,3 +132,21 @@ func.func @written_between(%src: memref<?x?xf32>, %buffer: memref<4x16xf32>, %m:
   vector.transfer_write %block, %buffer[%c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<4x16xf32>
   return
 }
+
+// A row slice that kept its unit dim, collapsed (a dynamic size: a dynamic stride): the
+// chunks read the slice before the collapse, contiguous, the unit dim at 0.
+// CHECK-LABEL: func.func @padded_collapsed_row(
+// CHECK-SAME: %[[SRC:[a-z0-9_]+]]: memref<64x4100xf32>
+// CHECK: %[[ROW:.*]] = memref.subview %[[SRC]]
+// CHECK: scf.for %[[COL:[a-z0-9_]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} {
+// CHECK: vector.transfer_read %[[ROW]][%{{[a-z0-9_]+}}, %[[COL]]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {in_bounds = [true]} : memref<1x?xf32, strided<[4100, 1], offset: ?>>, vector<64xf32>
+func.func @padded_collapsed_row(%src: memref<64x4100xf32>, %buffer: memref<4096xf32>, %r: index, %start: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.000000e+00 : f32
+  %row = memref.subview %src[%r, %start] [1, %n] [1, 1] : memref<64x4100xf32> to memref<1x?xf32, strided<[4100, 1], offset: ?>>
+  %flat = memref.collapse_shape %row [[0, 1]] : memref<1x?xf32, strided<[4100, 1], offset: ?>> into memref<?xf32, strided<[?], offset: ?>>
+  %mask = vector.create_mask %n : vector<4096xi1>
+  %chunk = vector.transfer_read %flat[%c0], %pad, %mask {in_bounds = [true]} : memref<?xf32, strided<[?], offset: ?>>, vector<4096xf32>
+  vector.transfer_write %chunk, %buffer[%c0] {in_bounds = [true]} : vector<4096xf32>, memref<4096xf32>
+  return
+}
