@@ -89,8 +89,7 @@ class _Move:
     pad: ir.Value
     lanes_left: Callable[[list[ir.Value], ir.Value], ir.Value]
     masked_write: bool  # a copy writes only what it reads; a padded load writes every lane
-    # The memref chunks are read from and its indices for a chunk's (the source's own).
-    read_from: ir.Value | None = None
+    # The source's indices of a chunk's (the target's).
     read_at: Callable[[list[ir.Value]], list[ir.Value]] = list
 
 
@@ -122,11 +121,10 @@ def _masked_copy(op: ir.Operation, bound: list[int]) -> None:
 
 
 def _is_padded_load(write: ir.Operation) -> bool:
-    """`transfer_write(transfer_read(src[0..], mask = create_mask(sizes)), buffer[0..])` (or a
-    `constant_mask` of static sizes): a
-    whole block of two or more rows or one row longer than a chunk, read masked and written
-    unmasked into a static buffer of its shape (what a vectorized tensor.pad bufferizes
-    to)."""
+    """`transfer_write(transfer_read(src[0..], mask = create_mask(sizes)), buffer[0..])`, or a
+    `constant_mask` of static sizes: a whole block of two or more rows or one row longer
+    than a chunk, read masked and written unmasked into a static buffer of its shape (what
+    a vectorized tensor.pad bufferizes to)."""
     read = write.operands[0].owner
     if not isinstance(read, ir.OpView) or read.name != "vector.transfer_read":
         return False
@@ -200,9 +198,9 @@ def _padded_load_rows(write: ir.Operation) -> None:
                 lanes_left = arith.select(inside, lanes_left, zero)
             return lanes_left
 
-        read_from, read_at = _uncollapsed(read.operands[0], zero)
+        source, read_at = _uncollapsed(read.operands[0], zero)
         move = _Move(
-            read.operands[0],
+            source,
             write.operands[1],
             zero,
             index_constant(1),
@@ -211,7 +209,6 @@ def _padded_load_rows(write: ir.Operation) -> None:
             read.operands[len(shape) + 1],
             left,
             masked_write=False,
-            read_from=read_from,
             read_at=read_at,
         )
         _rows(move, [index_constant(extent) for extent in shape], [])
@@ -224,19 +221,20 @@ def _padded_load_rows(write: ir.Operation) -> None:
 
 def _uncollapsed(
     source: ir.Value, zero: ir.Value
-) -> tuple[ir.Value | None, Callable[[list[ir.Value]], list[ir.Value]]]:
-    """Where the source collapses unit dims into the dim after them (a row slice that kept
-    its unit dims: `keep_sliced_unit_dims`), the memref before the collapse and the indices
-    into it: the collapse of a dynamic size has a dynamic stride, and a chunk read through
-    it is a gather of single lanes (a 4100-wide row sum's padded chunk 6x slower)."""
+) -> tuple[ir.Value, Callable[[list[ir.Value]], list[ir.Value]]]:
+    """The memref to read chunks from and its indices of a chunk's: where the source
+    collapses unit dims into the dim after them (a row slice that kept its unit dims:
+    `keep_sliced_unit_dims`), the memref before the collapse, since the collapse of a
+    dynamic size has a dynamic stride and a chunk read through it is a gather of single
+    lanes (a 4100-wide row sum's padded chunks 3x slower); else the source itself."""
     owner = source.owner
     if not isinstance(owner, ir.OpView) or owner.name != "memref.collapse_shape":
-        return None, list
+        return source, list
     shape = list(ir.MemRefType(owner.operands[0].type).shape)
     reassociation = ir.ArrayAttr(owner.attributes["reassociation"])
     groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)] for g in reassociation]
     if any(shape[d] != 1 for group in groups for d in group[:-1]):
-        return None, list
+        return source, list
 
     def at(indices: list[ir.Value]) -> list[ir.Value]:
         return [i for g, index in zip(groups, indices) for i in [zero] * (len(g) - 1) + [index]]
@@ -285,7 +283,7 @@ def _row(move: _Move, rows: list[ir.Value], extent: ir.Value) -> None:
         read_at = move.read_at(at)
         chunk = vector.transfer_read(
             ir.VectorType.get(shape, element),
-            move.source if move.read_from is None else move.read_from,
+            move.source,
             read_at,
             ir.AffineMap.get_minor_identity(len(read_at), 1),
             move.pad,
