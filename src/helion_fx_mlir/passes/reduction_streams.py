@@ -6,7 +6,7 @@ vectorized loop reads the row front to back, 64 lanes a step into a carried accu
 core leaves memory bandwidth unused on this kind of CPU (Zen 3, 2 threads: 4096^2 f32 rows
 summed at 0.62-0.72 of the read limit); the same loop reading the two halves of the row at
 once, 32 lanes from each a step (`acc += concat(x[row, k:k+32], x[row, n/2+k:n/2+k+32])`),
-runs 6-15% faster in one process (0.87 of the read limit in the bench), as fast as two or
+runs 6-15% faster in one process (0.84-0.87 of the read limit in the bench), as fast as two or
 four rows per program, with the same registers.
 
 The lanes of the accumulator then sum other elements of the row, and every element still
