@@ -31,6 +31,8 @@ from helion_fx_mlir.passes.registry import register
 MIN_HALF_BYTES = 4096
 # Views of a kernel argument a row may be read through.
 SLICES = {"tensor.extract_slice", "tensor.collapse_shape", "tensor.expand_shape"}
+# Ops whose vector may be the same in every lane (`_uniform` says when).
+UNIFORM = {"vector.broadcast", "arith.constant"}
 
 
 @register(
@@ -121,13 +123,11 @@ def _minor_identity(permutation: ir.AffineMapAttr, rank: int) -> bool:
 
 def _lane_wise(op: ir.Operation, loop: ir.Operation, lanes: int) -> bool:
     """An elementwise op on vectors of the loop's lanes, whatever it takes from outside the
-    loop the same in every lane; a broadcast of a scalar; the loop's yield."""
+    loop the same in every lane; a value the same in every lane; the loop's yield."""
     if op.name == "scf.yield":
         return True
-    if op.name == "vector.broadcast":
-        return not _is_vector(op.operands[0])
-    if op.name == "arith.constant":
-        return _uniform(op.result)
+    if op.name in UNIFORM:
+        return _uniform(op.results[0])
     elementwise = op.name.split(".")[0] in {"arith", "math"} and not op.regions
     shaped = all(
         _is_vector(v) and ir.VectorType(v.type).shape == [lanes]
@@ -140,14 +140,12 @@ def _lane_wise(op: ir.Operation, loop: ir.Operation, lanes: int) -> bool:
 def _uniform(value: ir.Value) -> bool:
     """A vector the same in every lane: a splat constant or a broadcast scalar."""
     owner = value.owner
-    if isinstance(owner, ir.Block):
+    if isinstance(owner, ir.Block) or owner.name not in UNIFORM:
         return False
     if owner.name == "vector.broadcast":
         return not _is_vector(owner.operands[0])
-    if owner.name == "arith.constant":
-        attr = owner.attributes["value"]
-        return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
-    return False
+    attr = owner.attributes["value"]
+    return isinstance(attr, ir.DenseElementsAttr) and attr.is_splat
 
 
 def _fully_reduced(result: ir.Value) -> bool:
