@@ -89,3 +89,25 @@ func.func @left_alone(%v: vector<64xf32>, %small: memref<64x1024xf32>, %read: me
   vector.transfer_write %part, %odd[%c1, %c0] {in_bounds = [true]} : vector<10xf32>, memref<4096x1000xf32>
   return
 }
+
+// -----
+
+// A module for a CPU where streaming does not pay (helion.streaming_stores = 0: the
+// config's "off", or the host's choice under "auto") keeps ordinary stores.
+// CHECK-LABEL: func.func @not_for_this_cpu(
+// CHECK-NOT: nontemporal
+// CHECK-NOT: llvm.fence
+// CHECK: vector.transfer_write
+// CHECK-NOT: nontemporal
+// CHECK: return
+module attributes {helion.streaming_stores = 0 : i64} {
+  func.func @not_for_this_cpu(%v: vector<64xf32>, %out: memref<4096x1024xf32>) {
+    %c0 = arith.constant 0 : index
+    %c4096 = arith.constant 4096 : index
+    %c1 = arith.constant 1 : index
+    scf.for %i = %c0 to %c4096 step %c1 {
+      vector.transfer_write %v, %out[%i, %c0] {in_bounds = [true]} : vector<64xf32>, memref<4096x1024xf32>
+    }
+    return
+  }
+}

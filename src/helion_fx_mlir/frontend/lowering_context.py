@@ -30,7 +30,12 @@ from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, unco
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
 from helion_fx_mlir.frontend.size_checks import SizeRequirement
 from helion_fx_mlir.frontend.tile_scopes import ambiguous_tiles, node_at, reason
-from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
+from helion_fx_mlir.mlir.attributes import (
+    STREAMING_STORES_CHOICES,
+    STREAMING_STORES_KEY,
+    VECTOR_WIDTH_KEY,
+    VECTOR_WIDTHS,
+)
 
 
 @dataclass(frozen=True)
@@ -280,7 +285,10 @@ TRITON_ONLY_KEYS = frozenset(
 # Our knobs (`mlir/attributes.py`): the mlir backend adds them to a kernel's config space;
 # a kernel of another backend, lowered through `generate_mlir` or `compile_kernel`, takes
 # them in a config all the same.
-KNOBS = {VECTOR_WIDTH_KEY: EnumFragment(VECTOR_WIDTHS)}
+KNOBS = {
+    VECTOR_WIDTH_KEY: EnumFragment(VECTOR_WIDTHS),
+    STREAMING_STORES_KEY: EnumFragment(STREAMING_STORES_CHOICES),
+}
 
 
 def resolve_config(

@@ -44,6 +44,8 @@ from helion_fx_mlir.frontend.values import (
 )
 from helion_fx_mlir.mlir.attributes import (
     INDEPENDENT_PROGRAMS,
+    STREAMING_STORES,
+    STREAMING_STORES_KEY,
     VECTOR_WIDTH,
     VECTOR_WIDTH_KEY,
     VECTOR_WIDTHS,
@@ -124,6 +126,8 @@ class IRVisitor:
         }
         if (width := ctx.config.config.get(VECTOR_WIDTH_KEY, VECTOR_WIDTHS[0])) != VECTOR_WIDTHS[0]:
             attrs[VECTOR_WIDTH] = f"{width} : i64"
+        if (streams := ctx.config.config.get(STREAMING_STORES_KEY, "auto")) != "auto":
+            attrs[STREAMING_STORES] = f"{int(streams == 'on')} : i64"
         b.location = mlir_location(ctx.bound_kernel.host_function.location)
         b.emit_module_start(attrs)
         outputs = ctx.output_args

@@ -20,6 +20,15 @@ VECTOR_WIDTH_KEY = "mlir_vector_width"
 VECTOR_WIDTHS = (512, 256)
 VECTOR_WIDTH = "helion.vector_width"
 
+# The config knob `mlir_streaming_stores`: whether large write-only outputs are written with
+# non-temporal stores (`helion-stream-output-stores`). They pay on some CPUs and cost on
+# others (docs/performance.md), so "auto" (the default) leaves it to the host CPU; "on" and
+# "off" are written as the module attribute STREAMING_STORES (1 or 0), which the JIT also
+# writes for "auto". Without the attribute the pass streams (the goldens' target).
+STREAMING_STORES_KEY = "mlir_streaming_stores"
+STREAMING_STORES_CHOICES = ("auto", "on", "off")
+STREAMING_STORES = "helion.streaming_stores"
+
 # The vector registers of the CPU the code is for: register tiles are sized by them.
 # Without the module attribute, AVX-512's 32 (the CPUs the goldens and the default
 # schedules were written for); `compile_kernel` writes the host's where it has fewer

@@ -16,7 +16,9 @@ Only where it is safe and pays:
   each write checks its address at run time and writes ordinarily where it is not aligned;
 - streaming stores are weakly ordered: each thread ends its part of the grid with a fence,
   so its writes are visible before the grid's join (and the caller's reads). The grid is
-  OpenMP by then (convert-scf-to-openmp rejects the fence inside an scf.forall).
+  OpenMP by then (convert-scf-to-openmp rejects the fence inside an scf.forall);
+- on CPUs where streaming pays: they cost on others (`host_cpu.streaming_stores_pay`), and
+  the config knob `mlir_streaming_stores` overrides the host's choice.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import math
 from torch_mlir import ir
 from torch_mlir.dialects import arith, memref, scf, vector
 
+from helion_fx_mlir.mlir.attributes import STREAMING_STORES, module_integer, set_module_integer
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import MEMREF_VIEWS, ops_named
 from helion_fx_mlir.passes.registry import register
@@ -41,14 +44,25 @@ SEQ_CST = 7  # LLVM's atomic ordering enum: a full fence
     "full-row vector writes to large write-only outputs -> aligned non-temporal stores",
 )
 def stream_output_stores(module: ir.Module) -> None:
-    """Rewrite every eligible write (see the module docstring) and fence its program."""
+    """Rewrite every eligible write (see the module docstring) and fence its program,
+    unless the module's STREAMING_STORES attribute is 0."""
     with mlir_context():
+        if not module_integer(module, STREAMING_STORES, 1):
+            return
         for func in ops_named(module, "func.func"):
             for arg in func.regions[0].blocks[0].arguments if func.regions[0].blocks else []:
                 writes = _write_only_uses(arg) if _large(arg.type) else None
                 for write in [w for w in writes or [] if _streamable(w)]:
                     _stream(write)
                     _fence_after(_program_end(write))
+
+
+def target_streaming_stores(module: ir.Module, pay: bool) -> None:
+    """Record whether the CPU the code is for streams stores (the host's, for the JIT),
+    where the config did not say (`mlir_streaming_stores` "auto")."""
+    if STREAMING_STORES not in module.operation.attributes:
+        with mlir_context():
+            set_module_integer(module, STREAMING_STORES, int(pay))
 
 
 def _large(t: ir.Type) -> bool:

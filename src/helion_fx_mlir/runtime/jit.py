@@ -251,6 +251,7 @@ def _lowered(
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
     from helion_fx_mlir.passes.grid_groups import target_threads
     from helion_fx_mlir.passes.pipelines import to_llvm_module
+    from helion_fx_mlir.passes.streaming_stores import target_streaming_stores
     from helion_fx_mlir.passes.vector_width import (
         drop_vector_width,
         target_vector_registers,
@@ -268,6 +269,7 @@ def _lowered(
                 drop_vector_width(kernel)
             target_vector_registers(kernel, host_cpu.vector_registers())
             target_threads(kernel, torch.get_num_threads())
+            target_streaming_stores(kernel, host_cpu.streaming_stores_pay())
             module = to_llvm_module(kernel, bounds_checks, bf16_dots)
             if not (probe or narrow):
                 return module, OPT_LEVEL, None
