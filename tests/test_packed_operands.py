@@ -1,7 +1,8 @@
 """A contraction's B block of strided rows is copied into a contiguous buffer first
 (`packed_operands.py`); a whole-K strip too large to copy is contracted in chunks of K
-blocks (`whole_contractions.py`); register tiles follow the host's vector registers. Each
-runs against eager on shapes that do not divide the blocks, for both register files."""
+blocks (`whole_contractions.py`); register tiles follow the host's vector registers, and
+the largest copy the host's L2 (`host_cpu.large_pack_bytes`). Each runs against eager on
+shapes that do not divide the blocks, for both register files and both copy limits."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 from helion_fx_mlir import compile_kernel, generate_mlir, host_cpu
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.packed_operands import target_pack_limit
 from helion_fx_mlir.passes.pipelines import LINALG, VECTORIZE, apply
 from helion_fx_mlir.runtime import jit, kernel_cache
 
@@ -27,10 +29,11 @@ CONFIGS = {
     "bmm": [helion.Config(block_sizes=[1, 16, 64, 64]), helion.Config(block_sizes=[1, 8, 32, 16])],
 }
 CASES = [
-    pytest.param(name, config, registers, id=f"{name}-{i}-{registers}regs")
+    pytest.param(name, config, registers, pack, id=f"{name}-{i}-{registers}regs-{pack}")
     for name in SHAPES
     for i, config in enumerate(CONFIGS[name])
     for registers in (16, 32)
+    for pack in (None, host_cpu.LARGE_PACK)
 ]
 
 
@@ -39,19 +42,31 @@ def _args(name: str) -> tuple[torch.Tensor, ...]:
     return tuple(torch.randn(*shape) for shape in SHAPES[name])
 
 
-def _vectorized(name: str, config: helion.Config) -> str:
-    bound = EXAMPLES[name].kernel.bind(_args(name))
-    return str(apply(parse_module(generate_mlir(bound, config=config)), (*LINALG, *VECTORIZE)))
+def _vectorized(
+    name: str,
+    config: helion.Config,
+    args: tuple[torch.Tensor, ...] | None = None,
+    pack: int | None = None,
+) -> str:
+    bound = EXAMPLES[name].kernel.bind(args or _args(name))
+    module = parse_module(generate_mlir(bound, config=config))
+    target_pack_limit(module, pack)
+    return str(apply(module, (*LINALG, *VECTORIZE)))
 
 
-@pytest.mark.parametrize(("name", "config", "registers"), CASES)
+@pytest.mark.parametrize(("name", "config", "registers", "pack"), CASES)
 def test_chunked_and_packed_contraction_matches_eager(
-    name: str, config: helion.Config, registers: int, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    config: helion.Config,
+    registers: int,
+    pack: int | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = _vectorized(name, config)
     assert "linalg.matmul" not in text and "linalg.batch_matmul" not in text
     assert "affine.for" in text  # chunks of K blocks: the loop stays, with a longer step
     monkeypatch.setattr(host_cpu, "vector_registers", lambda: registers)
+    monkeypatch.setattr(host_cpu, "large_pack_bytes", lambda: pack)
     monkeypatch.setattr(jit, "_ENGINES", {})
     monkeypatch.setenv(kernel_cache.DISABLE_ENV, "0")
     example = EXAMPLES[name]
@@ -76,3 +91,30 @@ def test_a_strip_of_whole_rows_is_not_copied() -> None:
     torch.testing.assert_close(
         compile_kernel(bound, config=config)(*args), example.reference(*args)
     )
+
+
+@pytest.mark.parametrize(("dtype", "chunked"), [(torch.float32, False), (torch.bfloat16, True)])
+def test_a_larger_copy_limit_takes_a_whole_f32_strip(dtype: torch.dtype, chunked: bool) -> None:
+    """Under the 2 MB L2 limit, B's whole 1024x64 f32 strip (256 KB) is copied and
+    contracted at once; a bf16 one (128 KB) keeps chunks of PACK_BYTES."""
+    torch.manual_seed(0)
+    args = (torch.randn(37, 1024, dtype=dtype), torch.randn(1024, 256, dtype=dtype))
+    config = helion.Config(block_sizes=[16, 64, 32])
+    assert ("affine.for" in _vectorized("matmul", config, args, host_cpu.LARGE_PACK)) == chunked
+    assert "affine.for" in _vectorized("matmul", config, args)
+
+
+@pytest.mark.parametrize(
+    ("l2", "pack"), [(2 << 20, host_cpu.LARGE_PACK), (1 << 20, None), (0, None)]
+)
+def test_the_copy_limit_follows_the_hosts_l2(
+    l2: int, pack: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(host_cpu, "l2_bytes", lambda: l2)
+    assert host_cpu.large_pack_bytes() == pack
+
+
+def test_the_hosts_l2_is_read_in_bytes() -> None:
+    """sysfs says "2048K" or "1M"; a machine without it says 0."""
+    l2 = host_cpu.l2_bytes()
+    assert l2 == 0 or (l2 % 1024 == 0 and 64 << 10 <= l2 <= 64 << 20)

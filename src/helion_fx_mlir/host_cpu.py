@@ -42,3 +42,30 @@ def streaming_stores_pay() -> bool:
     AMD's Zen 4 they were (layer_norm 1.18 -> 0.78 ms), on an Intel Sapphire Rapids they
     were slower (add 20 -> 27 ms, layer_norm 0.71 -> 0.83; docs/performance.md)."""
     return cpu_fields().get("vendor_id") == "AuthenticAMD"
+
+
+def l2_bytes() -> int:
+    """The first core's L2 cache (0 where sysfs does not say)."""
+    for index in pathlib.Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            if (index / "level").read_text().strip() == "2":
+                return _size_bytes((index / "size").read_text().strip())
+        except (OSError, ValueError):
+            return 0
+    return 0
+
+
+def _size_bytes(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20}
+    return int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+
+
+LARGE_L2 = 2 << 20
+LARGE_PACK = 256 << 10
+
+
+def large_pack_bytes() -> int | None:
+    """The largest f32 matmul B block copied whole, where the L2 keeps one of LARGE_PACK
+    beside the rest (None: the default, `packed_operands.PACK_BYTES`). Measured faster on a
+    2 MB L2 (Sapphire Rapids); smaller L2s keep the default they were measured with."""
+    return LARGE_PACK if l2_bytes() >= LARGE_L2 else None

@@ -36,6 +36,11 @@ STREAMING_STORES = "helion.streaming_stores"
 VECTOR_REGISTERS = "helion.vector_registers"
 DEFAULT_VECTOR_REGISTERS = 32
 
+# The largest f32 (or wider) matmul B block copied into a buffer of its own, in bytes
+# (`packed_operands.py`; PACK_BYTES without the attribute): the JIT writes the host's where
+# its L2 keeps a larger one (`host_cpu.large_pack_bytes`).
+PACK_LIMIT = "helion.pack_bytes"
+
 # The threads the code's grids are shared among (`torch.get_num_threads()` when the JIT
 # compiles it): `helion-group-grid-programs` and `helion-share-packed-strips` leave each
 # thread an equal share of groups. Without the module attribute, DEFAULT_THREADS (the

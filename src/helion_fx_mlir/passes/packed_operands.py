@@ -17,13 +17,19 @@ from collections.abc import Sequence
 from torch_mlir import ir
 from torch_mlir.dialects import linalg, tensor
 
+from helion_fx_mlir.mlir.attributes import PACK_LIMIT, module_integer, set_module_integer
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, plain_layout
 
-# The largest block copied: the copy must fit L1 beside the A block, and it lives on the
-# stack of the thread that runs the program (passes/buffers.py: MAX_STACK_BUFFER).
+# The largest block copied, unless the module says otherwise (PACK_LIMIT): a copy that fits
+# L1 beside the A block, on the stack of the thread that runs the program
+# (passes/buffers.py: MAX_STACK_BUFFER). On a CPU with a 2 MB L2 (Sapphire Rapids) the whole
+# strip, kept in L2, was faster: the accumulator tile stays in registers over all of K
+# instead of being stored and reloaded per chunk (matmul 1024^3 f32, 64^3 blocks, 2
+# threads: 9.3 -> 7.3 ms; 32x64x16 9.2 -> 7.4); bf16 blocks were slower so (12.9 -> 16.6
+# ms) and keep PACK_BYTES.
 PACK_BYTES = 32 * 1024
 B_OPERAND = 1
 
@@ -36,17 +42,17 @@ def pack_contraction_operands(module: ir.Module) -> None:
     """Give each plain matmul whose B block is a strided slice a contiguous copy of it."""
     with mlir_context():
         for op in ops_named(module, *PLAIN_MAPS):
-            if plain_layout(op) and strided_block(op.operands[B_OPERAND]):
+            if plain_layout(op) and strided_block(op.operands[B_OPERAND], module):
                 _copy_operand(op, B_OPERAND)
 
 
-def strided_block(value: ir.Value) -> bool:
+def strided_block(value: ir.Value, module: ir.Module) -> bool:
     """A slice of strided rows (`strided_rows`) that `packs` (a buffer is none: input
     already bufferized)."""
     if not isinstance(value.type, ir.RankedTensorType):
         return False
     block = ir.RankedTensorType(value.type)
-    return strided_rows(value) and packs(list(block.shape), block.element_type)
+    return strided_rows(value) and packs(list(block.shape), block.element_type, module)
 
 
 def strided_rows(value: ir.Value) -> bool:
@@ -59,14 +65,28 @@ def strided_rows(value: ir.Value) -> bool:
     return block.rank == source.rank and source.shape[-1] != block.shape[-1]
 
 
-def packs(shape: Sequence[int], element: ir.Type) -> bool:
-    """A static block of at most PACK_BYTES."""
+def packs(shape: Sequence[int], element: ir.Type, module: ir.Module) -> bool:
+    """A static block of at most `pack_limit` bytes."""
     width = getattr(element, "width", None)
     return (
         not any(ir.ShapedType.is_dynamic_size(d) for d in shape)
         and isinstance(width, int)
-        and math.prod(shape) * width <= PACK_BYTES * 8
+        and math.prod(shape) * width <= pack_limit(module, width) * 8
     )
+
+
+def pack_limit(module: ir.Module, width: int) -> int:
+    """Bytes of the largest block copied: the module's PACK_LIMIT for elements of 32 bits
+    or more, else PACK_BYTES."""
+    return module_integer(module, PACK_LIMIT, PACK_BYTES) if width >= 32 else PACK_BYTES
+
+
+def target_pack_limit(module: ir.Module, limit: int | None) -> None:
+    """Record the largest block the CPU the code is for copies (the host's, for the JIT),
+    where it is not PACK_BYTES."""
+    if limit is not None and limit != PACK_BYTES:
+        with mlir_context():
+            set_module_integer(module, PACK_LIMIT, limit)
 
 
 def _copy_operand(op: ir.Operation, index: int) -> None:

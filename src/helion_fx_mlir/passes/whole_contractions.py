@@ -63,7 +63,7 @@ def whole_k_contractions(module: ir.Module) -> None:
             whole = [s for s in strips if s is not None]
             if len(whole) != len(strips) or not _same_k(whole):
                 continue
-            group = _blocks_per_step(whole[1], bounds)
+            group = _blocks_per_step(whole[1], bounds, module)
             if group == bounds.trips:
                 _replace(loop, contraction, whole)
             elif group > 1:
@@ -296,7 +296,7 @@ def _affine_linear(expr: ir.AffineExpr) -> tuple[int, int] | None:
     return None
 
 
-def _blocks_per_step(b_strip: Strip, bounds: Bounds) -> int:
+def _blocks_per_step(b_strip: Strip, bounds: Bounds, module: ir.Module) -> int:
     """K blocks one contraction takes: all of them, unless B's rows are strided and the
     whole strip is too large to pack (packed_operands.py), then the most whose strip is
     not (at least one)."""
@@ -304,12 +304,14 @@ def _blocks_per_step(b_strip: Strip, bounds: Bounds) -> int:
         return bounds.trips
     element = ir.RankedTensorType(b_strip.slice.results[0].type).element_type
     if not strided_rows(b_strip.slice.results[0]) or packs(
-        _strip_shape(b_strip, b_strip.k_size), element
+        _strip_shape(b_strip, b_strip.k_size), element, module
     ):
         return bounds.trips
     block = b_strip.k_size // bounds.trips
     fitting = [
-        g for g in range(1, bounds.trips) if packs(_strip_shape(b_strip, block * g), element)
+        g
+        for g in range(1, bounds.trips)
+        if packs(_strip_shape(b_strip, block * g), element, module)
     ]
     return max((g for g in fitting if bounds.trips % g == 0), default=1)
 

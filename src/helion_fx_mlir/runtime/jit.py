@@ -249,14 +249,8 @@ def _lowered(
     a CodegenError says so (LLVM would abort this process)."""
     from helion_fx_mlir.mlir.parse import parse_module
     from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
-    from helion_fx_mlir.passes.grid_groups import target_threads
     from helion_fx_mlir.passes.pipelines import to_llvm_module
-    from helion_fx_mlir.passes.streaming_stores import target_streaming_stores
-    from helion_fx_mlir.passes.vector_width import (
-        drop_vector_width,
-        target_vector_registers,
-        vector_width,
-    )
+    from helion_fx_mlir.passes.vector_width import drop_vector_width, vector_width
 
     source = parse_module(text)  # the first lowering's; each later one parses its own
     narrow = vector_width(source) is not None
@@ -267,9 +261,7 @@ def _lowered(
             source = None
             if default_width:
                 drop_vector_width(kernel)
-            target_vector_registers(kernel, host_cpu.vector_registers())
-            target_threads(kernel, torch.get_num_threads())
-            target_streaming_stores(kernel, host_cpu.streaming_stores_pay())
+            _for_this_host(kernel)
             module = to_llvm_module(kernel, bounds_checks, bf16_dots)
             if not (probe or narrow):
                 return module, OPT_LEVEL, None
@@ -283,6 +275,20 @@ def _lowered(
     if codegen_crashes(module, name, 0, obj):
         raise CodegenError(name)
     return module, 0, obj
+
+
+def _for_this_host(kernel: Any) -> None:
+    """Record on the module what the passes take from the host: its vector registers, the
+    threads, whether stores stream, and the largest operand copy."""
+    from helion_fx_mlir.passes.grid_groups import target_threads
+    from helion_fx_mlir.passes.packed_operands import target_pack_limit
+    from helion_fx_mlir.passes.streaming_stores import target_streaming_stores
+    from helion_fx_mlir.passes.vector_width import target_vector_registers
+
+    target_vector_registers(kernel, host_cpu.vector_registers())
+    target_threads(kernel, torch.get_num_threads())
+    target_streaming_stores(kernel, host_cpu.streaming_stores_pay())
+    target_pack_limit(kernel, host_cpu.large_pack_bytes())
 
 
 _WIDE_AGAIN = (
