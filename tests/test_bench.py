@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
+import statistics
 from typing import Any
 
 import helion
@@ -203,20 +204,27 @@ def test_bf16_contractions_are_held_to_the_bf16_peak() -> None:
     assert row.probe_limit_ms(with_bf16) == pytest.approx(1.0)
 
 
-def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype() -> None:
-    """bf16 cases against vdpbf16ps (2 products per f32 lane) where the CPU has it. Each
-    ratio is of two peaks measured back to back, which see the same neighbours (the other
-    test worker shares the machine: with each peak the best of five, measured one after
-    the other, bf16 once came out below 1.3x f32)."""
+def test_each_round_holds_a_contraction_to_the_peak_of_its_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bf16 cases against vdpbf16ps where the CPU has it, else the f32 FMAs. The two peaks'
+    ratio is the CPU's: two products per f32 lane make the dot up to twice the FMA's flops
+    (about 2x on Zen 4), but Sapphire Rapids issues it at a quarter of the FMA's rate (0.5x
+    measured): only its bounds hold everywhere. Each ratio is of two peaks measured back to
+    back, which see the same neighbours (the other test worker shares the machine)."""
     ratios = [
         roofline.peak_gflops(torch.bfloat16, repeats=1)
         / roofline.peak_gflops(torch.float32, repeats=1)
         for _ in range(5)
     ]
-    if "avx512_bf16" in roofline.cpu_flags():
-        assert max(ratios) > 1.3
-    else:
+    assert 0.25 < statistics.median(ratios) < 2.2
+    if "avx512_bf16" not in roofline.cpu_flags():
         assert min(ratios) < 1.3
+    kinds: list[roofline.FmaKind] = []
+    with monkeypatch.context() as patched:
+        patched.setattr(roofline, "fma_peak", lambda kind, *_: kinds.append(kind) or 1.0)
+        roofline.peak_gflops(torch.bfloat16)
+    assert kinds[0] is (roofline.BF16 if "avx512_bf16" in roofline.cpu_flags() else roofline.F32)
     f32 = roofline.peak_gflops(torch.float32, repeats=5)
     case = bench.CASES["matmul"]
     args = case.args("small")
