@@ -8,7 +8,7 @@ import helion.language as hl
 import pytest
 import torch
 
-from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir import compile_kernel, generate_mlir, host_cpu
 from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.examples.kernels import matmul
 from helion_fx_mlir.examples.matmuls import matmul_dot_acc
@@ -87,6 +87,7 @@ def test_code_llvm_cannot_generate_is_lowered_again_without_dot_products(
     holds on any CPU."""
     probed: list[bool] = []
     monkeypatch.setattr(bf16_dot, "host_has_bf16_dot", lambda: True)
+    monkeypatch.setattr(host_cpu, "amx_usable", lambda: False)  # test_amx_tiles.py's case
 
     def crashes(module: object, name: str, opt_level: int, obj: object = None) -> bool:
         probed.append(has_bf16_dots(module))  # type: ignore[arg-type]

@@ -3,6 +3,7 @@ bench names it, and the disk cache keys entries by it."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import pathlib
 import platform
@@ -69,3 +70,20 @@ def large_pack_bytes() -> int | None:
     beside the rest (None: the default, `packed_operands.PACK_BYTES`). Measured faster on a
     2 MB L2 (Sapphire Rapids); smaller L2s keep the default they were measured with."""
     return LARGE_PACK if l2_bytes() >= LARGE_L2 else None
+
+
+ARCH_REQ_XCOMP_PERM = 0x1023
+XFEATURE_XTILEDATA = 18
+SYS_ARCH_PRCTL = 158  # x86-64
+
+
+@functools.cache
+def amx_usable() -> bool:
+    """Whether kernels may use AMX bf16 tiles here: the CPU lists them and Linux granted
+    this process the tile state (asked once; torch's oneDNN asks the same). Without the
+    grant the first tile instruction kills the process with SIGILL."""
+    flags = cpu_flags()
+    if not {"amx_bf16", "amx_tile"} <= flags or platform.machine() != "x86_64":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0

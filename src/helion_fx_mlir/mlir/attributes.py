@@ -41,6 +41,10 @@ DEFAULT_VECTOR_REGISTERS = 32
 # its L2 keeps a larger one (`host_cpu.large_pack_bytes`).
 PACK_LIMIT = "helion.pack_bytes"
 
+# On a bf16 matmul's pair contraction (`amx_tiles.py`): the vectorizer leaves it for
+# `helion-amx-tile-contractions`, which makes it AMX tile operations after bufferization.
+AMX_TILES = "helion.amx_tiles"
+
 # The threads the code's grids are shared among (`torch.get_num_threads()` when the JIT
 # compiles it): `helion-group-grid-programs` and `helion-share-packed-strips` leave each
 # thread an equal share of groups. Without the module attribute, DEFAULT_THREADS (the

@@ -59,6 +59,18 @@ def first_op(module: ir.Module, keep: Callable[[ir.Operation], bool]) -> ir.Oper
     return found[0] if found else None
 
 
+def calls_intrinsic(module: ir.Module, prefix: str) -> bool:
+    """Whether a module in the LLVM dialect calls an intrinsic whose name starts with
+    `prefix` (one of its overloads)."""
+
+    def is_call(op: ir.Operation) -> bool:
+        return op.name == "llvm.call_intrinsic" and ir.StringAttr(
+            op.attributes["intrin"]
+        ).value.startswith(prefix)
+
+    return first_op(module, is_call) is not None
+
+
 def ops_named(module: ir.Module, *names: str) -> list[ir.Operation]:
     return ops_where(module, lambda op: op.name in names)
 

@@ -23,7 +23,7 @@ from torch_mlir.dialects import vector, x86
 from helion_fx_mlir.host_cpu import cpu_flags
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTHS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import first_op, ops_named
+from helion_fx_mlir.mlir.walk import calls_intrinsic, ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vector_width import vector_width
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS, Schedule, apply_schedules
@@ -44,13 +44,7 @@ def host_has_bf16_dot() -> bool:
 
 def has_bf16_dots(module: ir.Module) -> bool:
     """Whether a module in the LLVM dialect calls the dot product's intrinsic."""
-
-    def is_dot(op: ir.Operation) -> bool:
-        return op.name == "llvm.call_intrinsic" and ir.StringAttr(
-            op.attributes["intrin"]
-        ).value.startswith(DOT_INTRINSIC)
-
-    return first_op(module, is_dot) is not None
+    return calls_intrinsic(module, DOT_INTRINSIC)
 
 
 @register(
@@ -63,7 +57,7 @@ def bf16_dot_products(module: ir.Module) -> None:
         lanes = _lanes(module)
         scheduled: list[tuple[ir.Operation, Schedule]] = []
         for op in ops_named(module, "linalg.matmul"):
-            sources = _bf16_operands(op)
+            sources = bf16_operands(op)
             schedule = _schedule(op, sources, lanes) if sources is not None else None
             if sources is None or schedule is None:
                 continue
@@ -84,7 +78,7 @@ def _lanes(module: ir.Module) -> int:
     return LANES * (vector_width(module) or VECTOR_WIDTHS[0]) // VECTOR_WIDTHS[0]
 
 
-def _bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
+def bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
     """The matmul's A and B as bf16 values, into an f32 accumulator: the operands
     themselves, or what an elementwise bf16 -> f32 extension of them (`hl.dot` casts its
     operands to the accumulator's type) extended; exact, so the matmul may take them."""
@@ -98,24 +92,28 @@ def _bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
 def _bf16_source(value: ir.Value) -> ir.Value | None:
     if str(ir.ShapedType(value.type).element_type) == "bf16":
         return value
+    body = lane_wise_body(value)
+    if body is None or [op.name for op in body] != ["arith.extf", "linalg.yield"]:
+        return None
+    source = value.owner.operands[0]
+    return source if str(ir.ShapedType(source.type).element_type) == "bf16" else None
+
+
+def lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
+    """The body of the one-input linalg.generic of identity maps, all parallel, that made
+    the value (an elementwise op of one tensor: a cast, a copy); None for anything else."""
     owner = value.owner
     if (
         not isinstance(owner, ir.OpView)
         or owner.name != "linalg.generic"
         or len(owner.operands) != 2
-    ):
-        return None
-    body = [inner.name for inner in owner.regions[0].blocks[0].operations]
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(owner.attributes["indexing_maps"])]
-    source = owner.operands[0]
-    if (
-        body != ["arith.extf", "linalg.yield"]
-        or not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps)
         or "reduction" in str(owner.attributes["iterator_types"])
-        or str(ir.ShapedType(source.type).element_type) != "bf16"
     ):
         return None
-    return source
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(owner.attributes["indexing_maps"])]
+    if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps):
+        return None
+    return list(owner.regions[0].blocks[0].operations)
 
 
 def _schedule(op: ir.Operation, sources: list[ir.Value], lanes: int) -> Schedule | None:

@@ -16,6 +16,7 @@ from helion_fx_mlir.mlir.parse import format_diagnostic, located, parse_module
 from helion_fx_mlir.passes import (  # noqa: F401
     abi,
     accumulators,
+    amx_tiles,
     approximations,
     bf16_dot,
     block_moves,
@@ -83,6 +84,13 @@ VECTORIZE_BF16_DOT = (
     "helion-bf16-dot-products",
     *VECTORIZE[_TILE_BODIES:],
 )
+# On CPUs with AMX: bf16 matmuls of whole tiles on AMX (amx_tiles.py), the rest as above.
+VECTORIZE_AMX = (
+    *VECTORIZE[:_TILE_BODIES],
+    "helion-amx-pair-contractions",
+    "helion-bf16-dot-products",
+    *VECTORIZE[_TILE_BODIES:],
+)
 # Bufferization: unit dims kept in dynamic slices, equal inits merged, split per use, then
 # buffers; results the runtime passes.
 _BUFFERIZE = (
@@ -118,6 +126,14 @@ _AFTER_BUFFERIZE = (
 )
 LLVM = (*LINALG, *_FOR_LLVM, *VECTORIZE, *_BUFFERIZE, *_AFTER_BUFFERIZE)
 LLVM_BF16_DOT = (*LINALG, *_FOR_LLVM, *VECTORIZE_BF16_DOT, *_BUFFERIZE, *_AFTER_BUFFERIZE)
+LLVM_AMX = (
+    *LINALG,
+    *_FOR_LLVM,
+    *VECTORIZE_AMX,
+    *_BUFFERIZE,
+    "helion-amx-tile-contractions",
+    *_AFTER_BUFFERIZE,
+)
 # Runtime verification checks memref accesses on scalar loops: nothing is vectorized.
 LLVM_CHECKED = (
     *LINALG,
@@ -159,6 +175,11 @@ PIPELINES = _checked(
             "kernel MLIR -> LLVM dialect, bf16 matmuls as AVX512_BF16 dot products "
             "(as compile_kernel on such CPUs)",
             LLVM_BF16_DOT,
+        ),
+        "helion-lower-to-llvm-amx": Pipeline(
+            "kernel MLIR -> LLVM dialect, bf16 matmuls of whole 16x32 tiles on AMX, the other "
+            "bf16 matmuls as dot products (as compile_kernel on CPUs with AMX)",
+            LLVM_AMX,
         ),
         "helion-lower-to-llvm-checked": Pipeline(
             "kernel MLIR -> LLVM dialect with run-time bounds checks", LLVM_CHECKED
@@ -210,12 +231,14 @@ def to_linalg_module(module: ir.Module) -> ir.Module:
 
 
 def to_llvm_module(
-    module: ir.Module, bounds_checks: bool = False, bf16_dots: bool = False
+    module: ir.Module, bounds_checks: bool = False, bf16_dots: bool = False, amx: bool = False
 ) -> ir.Module:
-    """`bf16_dots`: bf16 matmuls as AVX512_BF16 dot products (for CPUs that have them);
-    the checked pipeline stays scalar."""
+    """`bf16_dots`: bf16 matmuls as AVX512_BF16 dot products, `amx`: on AMX tiles where
+    they fit (for CPUs that have them); the checked pipeline stays scalar."""
     if bounds_checks:
         return apply(module, LLVM_CHECKED)
+    if amx:
+        return apply(module, LLVM_AMX)
     return apply(module, LLVM_BF16_DOT if bf16_dots else LLVM)
 
 

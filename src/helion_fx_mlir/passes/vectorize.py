@@ -20,6 +20,7 @@ from torch_mlir.dialects import arith
 from torch_mlir.dialects.transform import interpreter
 
 from helion_fx_mlir.errors import RewriteError
+from helion_fx_mlir.mlir.attributes import AMX_TILES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
@@ -124,7 +125,8 @@ def _extended(value: ir.Value, element: ir.Type) -> ir.Value:
 
 
 def _candidates(module: ir.Module) -> list[ir.Operation]:
-    return ops_named(module, *SCHEDULERS)
+    """Ops a schedule may fit: not those left for AMX tiles (`amx_tiles.py`)."""
+    return [op for op in ops_named(module, *SCHEDULERS) if AMX_TILES not in op.attributes]
 
 
 def _tagged(module: ir.Module) -> list[ir.Operation]:

@@ -141,6 +141,7 @@ NO_CPU_CODEGEN = {torch.float8_e5m2}
 # a process (a call with another size there binds a kernel of its own), so a process
 # loading the code generates it again, in the frontend only, for them.
 GUARDED = "size_guards"
+USES_AMX = "uses_amx"  # its code multiplies AMX tiles (see amx_tiles.py)
 
 
 def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -> Engine:
@@ -148,13 +149,15 @@ def jit(bound_kernel: Any, config: helion.Config, bounds_checks: bool = False) -
     lower to LLVM -> ExecutionEngine (and into the cache)."""
     openmp_runtime()  # compiled code resolves GOMP_* and omp_* against it
     key = kernel_cache.engine_key(bound_kernel, config, bounds_checks)
-    if key is not None and (cached := kernel_cache.load(key)) is not None:
+    cached = kernel_cache.load(key) if key is not None else None
+    # Code on AMX tiles runs only once this process holds the tile state (else SIGILL).
+    if cached is not None and (not cached.meta.get(USES_AMX) or host_cpu.amx_usable()):
         if cached.meta.get(GUARDED):
             lower_kernel(bound_kernel, config)  # the guards again: no passes, no LLVM
         return engine_from_cache(cached)
-    engine, write_object = _compile(bound_kernel, config, bounds_checks)
+    engine, write_object, uses_amx = _compile(bound_kernel, config, bounds_checks)
     if key is not None:
-        meta = {**_engine_meta(engine), GUARDED: _size_guards(bound_kernel)}
+        meta = {**_engine_meta(engine), GUARDED: _size_guards(bound_kernel), USES_AMX: uses_amx}
         kernel_cache.store(key, write_object, meta)
     return engine
 
@@ -165,10 +168,12 @@ def _size_guards(bound_kernel: Any) -> bool:
 
 def _compile(
     bound_kernel: Any, config: helion.Config, bounds_checks: bool
-) -> tuple[Engine, kernel_cache.ObjectWriter]:
+) -> tuple[Engine, kernel_cache.ObjectWriter, bool]:
     """Generate, lower and JIT (MLIR's bindings load here: a cached kernel never needs them);
-    with what writes the machine code as an object file, for the disk cache."""
+    with what writes the machine code as an object file, for the disk cache, and whether
+    the code uses AMX tiles."""
     from helion_fx_mlir.mlir.context import mlir_context
+    from helion_fx_mlir.passes.amx_tiles import has_amx_tiles
     from helion_fx_mlir.passes.results import IN_PLACE_RESULTS, UNUSED_ARGS
 
     # debug info: diagnostics from any pass point at kernel lines
@@ -186,6 +191,7 @@ def _compile(
         with mlir_context():
             in_place = list(module.operation.attributes[IN_PLACE_RESULTS][name])
             unused = {args[i].name for i in module.operation.attributes[UNUSED_ARGS][name]}
+            uses_amx = has_amx_tiles(module)
         code, entry, write_object = _probed_code(obj, name) or _execution_engine(
             module, name, opt_level
         )
@@ -200,7 +206,7 @@ def _compile(
         unused,
         signature.size_checks,
     )
-    return engine, write_object
+    return engine, write_object, uses_amx
 
 
 def _execution_engine(
@@ -241,28 +247,29 @@ def _lowered(
     text: str, name: str, bounds_checks: bool, probe: bool, workdir: pathlib.Path
 ) -> tuple[Any, int, pathlib.Path | None]:
     """The kernel in the LLVM dialect, the opt level to generate its code at and, for a
-    probed kernel, the object file the probe generated. On a CPU with AVX512_BF16, bf16
-    matmuls become its dot products. Probed are bf16 kernels and kernels of a vector width
-    other than the default: LLVM first generates the code in a forked child, which keeps
-    it. Where the child dies, the kernel is lowered again without the dot products, then
-    at the default width (with a warning), then probed at -O0; where LLVM dies there too,
-    a CodegenError says so (LLVM would abort this process)."""
+    probed kernel, the object file the probe generated. On a CPU with AMX, bf16 matmuls of
+    whole tiles run on it; on one with AVX512_BF16, (the other) bf16 matmuls become its dot
+    products. Probed are bf16 kernels and kernels of a vector width other than the
+    default: LLVM first generates the code in a forked child, which keeps it. Where the
+    child dies, the kernel is lowered again without AMX, then without the dot products,
+    then at the default width (with a warning), then probed at -O0; where LLVM dies there
+    too, a CodegenError says so (LLVM would abort this process)."""
     from helion_fx_mlir.mlir.parse import parse_module
-    from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
+    from helion_fx_mlir.passes.amx_tiles import has_amx_tiles
+    from helion_fx_mlir.passes.bf16_dot import has_bf16_dots
     from helion_fx_mlir.passes.pipelines import to_llvm_module
     from helion_fx_mlir.passes.vector_width import drop_vector_width, vector_width
 
     source = parse_module(text)  # the first lowering's; each later one parses its own
     narrow = vector_width(source) is not None
-    dots = [True, False] if host_has_bf16_dot() and not bounds_checks else [False]
     for default_width in [False, True] if narrow else [False]:
-        for bf16_dots in dots:
+        for amx, bf16_dots in [(False, False)] if bounds_checks else _bf16_matmuls():
             kernel = source if source is not None else parse_module(text)
             source = None
             if default_width:
                 drop_vector_width(kernel)
             _for_this_host(kernel)
-            module = to_llvm_module(kernel, bounds_checks, bf16_dots)
+            module = to_llvm_module(kernel, bounds_checks, bf16_dots, amx)
             if not (probe or narrow):
                 return module, OPT_LEVEL, None
             obj = workdir / "kernel.o"
@@ -270,11 +277,19 @@ def _lowered(
                 if default_width:
                     warnings.warn(_WIDE_AGAIN.format(name=name), stacklevel=4)
                 return module, OPT_LEVEL, obj
-            if not has_bf16_dots(module):
+            if not (has_amx_tiles(module) or has_bf16_dots(module)):
                 break
     if codegen_crashes(module, name, 0, obj):
         raise CodegenError(name)
     return module, 0, obj
+
+
+def _bf16_matmuls() -> list[tuple[bool, bool]]:
+    """(AMX, dot products) for bf16 matmuls, best first, as far as this host has them."""
+    from helion_fx_mlir.passes.bf16_dot import host_has_bf16_dot
+
+    tiers = [(False, True), (False, False)] if host_has_bf16_dot() else [(False, False)]
+    return [(True, host_has_bf16_dot()), *tiers] if host_cpu.amx_usable() else tiers
 
 
 def _for_this_host(kernel: Any) -> None:
