@@ -184,9 +184,11 @@ PAIRS = [[0], [1, 2]]
 def amx_tile_contractions(module: ir.Module) -> None:
     with mlir_context():
         for op in ops_named(module, "linalg.generic"):
+            if AMX_TILES not in op.attributes:
+                continue
             a, packed = (_unpaired(v) for v in op.operands[:2])
             rows = [v for v in (a, packed, op.operands[2]) if v is not None and _unit_rows(v)]
-            if AMX_TILES in op.attributes and len(rows) == 3:
+            if len(rows) == 3:
                 with ir.InsertionPoint(op), op.location:
                     _tile_loops(a, packed, op.operands[2])
                 op.erase()

@@ -42,7 +42,7 @@ import torch
 from torch_mlir import ir
 from torch_mlir.execution_engine import ExecutionEngine
 
-from helion_fx_mlir.host_cpu import cpu_flags, cpu_model, vector_registers
+from helion_fx_mlir.host_cpu import amx_usable, cpu_flags, cpu_model, vector_registers
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.passes.pipelines import apply, run_pipeline
 from helion_fx_mlir.runtime.jit import OPT_LEVEL, codegen_crashes
@@ -193,6 +193,59 @@ def peak_kernel(kind: FmaKind, chains: int) -> str:
     )
 
 
+AMX_TILE_FLOPS = 2 * 16 * 16 * 32  # one tdpbf16ps: 16x16 f32 outputs, 32 products each
+AMX_ROUNDS = 16  # unrolled rounds of 2x2 tile products between loading and storing
+
+
+def amx_peak_kernel() -> str:
+    """`@amx_peak(out, iters, x)`: each program `iters` steps of AMX_ROUNDS rounds of the
+    2x2 accumulator tiles' products (`amx_tiles.py`'s schedule, its data in L1). A tile
+    cannot be loop-carried, so each step loads the accumulators and stores them."""
+    acc, ab = "!x86.amx.tile<16x16xf32>", "!x86.amx.tile<16x32xbf16>"
+    rows = [f"%c{16 * i}" for i in range(4)]
+    setup = [
+        *(f"{row} = arith.constant {16 * i} : index" for i, row in enumerate(rows) if i),
+        "%xb = arith.truncf %x : f32 to bf16",
+        "%row = vector.broadcast %xb : bf16 to vector<32xbf16>",
+        "%ab = memref.alloca() : memref<16x32xbf16>",
+        "scf.for %r = %c0 to %c16 step %c1 {",
+        "  vector.store %row, %ab[%r, %c0] : memref<16x32xbf16>, vector<32xbf16>",
+        "}",
+        "%acc = memref.alloca() : memref<64x16xf32>",
+        f"%zero = x86.amx.tile_zero : {acc}",
+        *(f"x86.amx.tile_store %acc[{row}, %c0], %zero : memref<64x16xf32>, {acc}" for row in rows),
+    ]
+    step = [
+        *(
+            f"%in{i} = x86.amx.tile_load %acc[{row}, %c0] : memref<64x16xf32> into {acc}"
+            for i, row in enumerate(rows)
+        ),
+        *(
+            f"%t{i} = x86.amx.tile_load %ab[%c0, %c0] : memref<16x32xbf16> into {ab}"
+            for i in range(4)
+        ),
+    ]
+    current = [f"%in{i}" for i in range(4)]
+    for r in range(AMX_ROUNDS):
+        for i in range(4):
+            operands = f"%t{i // 2}, %t{2 + i % 2}, {current[i]}"
+            step.append(f"%p{r}_{i} = x86.amx.tile_mulf {operands} : {ab}, {ab}, {acc}")
+            current[i] = f"%p{r}_{i}"
+    step += [
+        f"x86.amx.tile_store %acc[{row}, %c0], {tile} : memref<64x16xf32>, {acc}"
+        for row, tile in zip(rows, current)
+    ]
+    program = [
+        *setup,
+        "scf.for %i = %c0 to %iters step %c1 {",
+        *(f"  {line}" for line in step),
+        "}",
+        "%e = memref.load %acc[%c0, %c0] : memref<64x16xf32>",
+        "memref.store %e, %out[%t] : memref<?xf32>",
+    ]
+    return _func("@amx_peak(%out: memref<?xf32>, %iters: index, %x: f32)", [], program)
+
+
 def read_kernel(streams: int = READ_STREAMS) -> str:
     """`@read(out, src, reps)`: program t sums the t-th of len(out) equal parts of the i32
     words `src`, `reps` times over. Its part is read as `streams` equal runs side by side,
@@ -310,18 +363,39 @@ def fma_peak(kind: FmaKind, seconds: float = 0.05, repeats: int = 5) -> float | 
     engine = _peak_engine(kind)
     if engine is None:
         return None
+    return _gflops(engine, "peak", fma_chains() * kind.flops, 1 << 16, seconds, repeats)
+
+
+def amx_peak(seconds: float = 0.05, repeats: int = 5) -> float | None:
+    """GFLOP/s of AMX bf16 tile products on torch's threads, as `fma_peak`; None where the
+    process has no AMX tiles or LLVM cannot generate the kernel."""
+    engine = _amx_engine() if amx_usable() else None
+    if engine is None:
+        return None
+    return _gflops(engine, "amx_peak", 4 * AMX_ROUNDS * AMX_TILE_FLOPS, 1 << 8, seconds, repeats)
+
+
+def _gflops(
+    engine: ExecutionEngine, name: str, flops: int, probe: int, seconds: float, repeats: int
+) -> float:
+    """GFLOP/s of a peak kernel doing `flops` a step: best of `repeats` launches of about
+    `seconds`, sized by a launch of `probe` steps."""
     out = torch.zeros(torch.get_num_threads())
-    probe = 1 << 16
-    _launch(engine, "peak", out, probe, 1e-3)  # the first launch starts threads, resolves symbols
-    first = _launch(engine, "peak", out, probe, 1e-3)
+    _launch(engine, name, out, probe, 1e-3)  # the first launch starts threads, resolves symbols
+    first = _launch(engine, name, out, probe, 1e-3)
     iters = max(probe, int(probe * seconds / max(first, 1e-6)))
-    best = min(_launch(engine, "peak", out, iters, 1e-3) for _ in range(repeats))
-    return torch.get_num_threads() * iters * fma_chains() * kind.flops / best / 1e9
+    best = min(_launch(engine, name, out, iters, 1e-3) for _ in range(repeats))
+    return torch.get_num_threads() * iters * flops / best / 1e9
 
 
 @functools.cache
 def _peak_engine(kind: FmaKind) -> ExecutionEngine | None:
     return compile_module(peak_kernel(kind, fma_chains()), "peak", probe=kind is not F32)
+
+
+@functools.cache
+def _amx_engine() -> ExecutionEngine | None:
+    return compile_module(amx_peak_kernel(), "amx_peak", probe=True)
 
 
 @functools.cache
@@ -500,7 +574,7 @@ class Limits:
     threads: int
     f32_gflops: float
     bf16_gflops: float | None
-    bf16_missing: str  # why there is no bf16 peak; empty when there is one
+    bf16_unit: str  # what the bf16 peak was measured on (AMX, vdpbf16ps), or why there is none
     copy_bytes: int
     read_gbs: float
     copy_gbs: float
@@ -527,9 +601,9 @@ class Limits:
 
     def header(self) -> str:
         bf16 = (
-            f"{self.bf16_gflops:.1f} GFLOP/s (vdpbf16ps)"
+            f"{self.bf16_gflops:.1f} GFLOP/s ({self.bf16_unit})"
             if self.bf16_gflops is not None
-            else self.bf16_missing
+            else self.bf16_unit
         )
         return (
             f"machine: {self.cpu}, {self.threads} thread(s); FMA peak f32 "
@@ -540,10 +614,10 @@ class Limits:
 
 
 def peak_gflops(dtype: torch.dtype, seconds: float = 0.02, repeats: int = 2) -> float:
-    """The FMA peak a contraction of `dtype` operands is held to, measured now: bf16 dot
-    products where the CPU has them, else f32."""
-    if dtype == torch.bfloat16 and "avx512_bf16" in cpu_flags():
-        bf16 = fma_peak(BF16, seconds, repeats)
+    """The peak a contraction of `dtype` operands is held to, measured now: bf16 on AMX
+    tiles or dot products where the CPU has them (`_bf16_peak`), else f32 FMAs."""
+    if dtype == torch.bfloat16:
+        bf16, _ = _bf16_peak(seconds, repeats)
         if bf16 is not None:
             return bf16
     f32 = fma_peak(F32, seconds, repeats)
@@ -552,23 +626,28 @@ def peak_gflops(dtype: torch.dtype, seconds: float = 0.02, repeats: int = 2) -> 
 
 
 def _bf16_peak(fma_seconds: float, repeats: int) -> tuple[float | None, str]:
-    """The bf16 dot-product peak, or None and why there is none."""
+    """The bf16 peak of the unit our bf16 matmuls use here (AMX tiles, else `vdpbf16ps`),
+    and that unit's name; or None and why there is none."""
+    if amx_usable():
+        peak = amx_peak(fma_seconds, repeats)
+        if peak is not None:
+            return peak, "AMX"
     if "avx512_bf16" not in cpu_flags():
         return None, "unavailable (no avx512_bf16)"
     peak = fma_peak(BF16, fma_seconds, repeats)
-    return peak, "" if peak is not None else "unavailable (LLVM cannot compile vdpbf16ps)"
+    return peak, "vdpbf16ps" if peak is not None else "unavailable (LLVM cannot compile vdpbf16ps)"
 
 
 def measure(copy_bytes: int = COPY_BYTES, fma_seconds: float = 0.05, repeats: int = 5) -> Limits:
     """The machine's limits on torch's current thread count."""
     f32 = peak_gflops(torch.float32, fma_seconds, repeats)
-    bf16, missing = _bf16_peak(fma_seconds, repeats)
+    bf16, unit = _bf16_peak(fma_seconds, repeats)
     return Limits(
         cpu=cpu_model(),
         threads=torch.get_num_threads(),
         f32_gflops=f32,
         bf16_gflops=bf16,
-        bf16_missing=missing,
+        bf16_unit=unit,
         copy_bytes=copy_bytes,
         read_gbs=read_gbs(copy_bytes, repeats),
         copy_gbs=copy_gbs(copy_bytes, fresh=False, repeats=repeats),
