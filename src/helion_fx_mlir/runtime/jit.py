@@ -263,7 +263,7 @@ def _lowered(
     source = parse_module(text)  # the first lowering's; each later one parses its own
     narrow = vector_width(source) is not None
     for default_width in [False, True] if narrow else [False]:
-        for amx, bf16_dots in [(False, False)] if bounds_checks else _bf16_matmuls():
+        for amx, bf16_dots in [(False, False)] if bounds_checks else _bf16_matmuls(probe):
             kernel = source if source is not None else parse_module(text)
             source = None
             if default_width:
@@ -284,12 +284,14 @@ def _lowered(
     return module, 0, obj
 
 
-def _bf16_matmuls() -> list[tuple[bool, bool]]:
-    """(AMX, dot products) for bf16 matmuls, best first, as far as this host has them."""
+def _bf16_matmuls(bf16_args: bool) -> list[tuple[bool, bool]]:
+    """(AMX, dot products) for bf16 matmuls, best first, as far as this host has them; AMX
+    only for kernels of bf16 tensors (only they ask the process for the tile state)."""
     from helion_fx_mlir.passes.bf16_dot import host_has_bf16_dot
 
     tiers = [(False, True), (False, False)] if host_has_bf16_dot() else [(False, False)]
-    return [(True, host_has_bf16_dot()), *tiers] if host_cpu.amx_usable() else tiers
+    amx = bf16_args and host_cpu.amx_usable()
+    return [(True, host_has_bf16_dot()), *tiers] if amx else tiers
 
 
 def _for_this_host(kernel: Any) -> None:
