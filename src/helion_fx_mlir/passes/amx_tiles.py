@@ -31,7 +31,7 @@ from torch_mlir.dialects import arith, linalg, scf, tensor, vector, x86
 from helion_fx_mlir.mlir.attributes import AMX_TILES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import calls_intrinsic, index_constant, ops_named
-from helion_fx_mlir.passes.bf16_dot import bf16_operands, lane_wise_body
+from helion_fx_mlir.passes.bf16_dot import bf16_operands
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
 
@@ -59,7 +59,7 @@ def amx_pair_contractions(module: ir.Module) -> None:
         for op in ops_named(module, "linalg.matmul"):
             sources = bf16_operands(op)
             if sources is not None and _fits(op, sources):
-                _as_pair_contraction(op, sources[0], _copied_from(sources[1]))
+                _as_pair_contraction(op, *sources)
 
 
 def _fits(op: ir.Operation, sources: list[ir.Value]) -> bool:
@@ -70,16 +70,6 @@ def _fits(op: ir.Operation, sources: list[ir.Value]) -> bool:
         return False
     (m, k), (_, n) = types[0].shape, types[1].shape
     return m > 0 and n > 0 and k > 0 and m % ROWS == 0 and n % ROWS == 0 and k % K_STEP == 0
-
-
-def _copied_from(value: ir.Value) -> ir.Value:
-    """What an identity copy (`packed_operands.py`'s) copied, else the value: the pairs are
-    packed from it directly."""
-    body = lane_wise_body(value)
-    if body is None or [op.name for op in body] != ["linalg.yield"]:
-        return value
-    copied = body[0].operands[0] == value.owner.regions[0].blocks[0].arguments[0]
-    return value.owner.operands[0] if copied else value
 
 
 def _as_pair_contraction(op: ir.Operation, a: ir.Value, b: ir.Value) -> None:
@@ -94,7 +84,7 @@ def _as_pair_contraction(op: ir.Operation, a: ir.Value, b: ir.Value) -> None:
 
 
 def _erase_if_dead(op: ir.Operation | ir.Block) -> None:
-    """Erase a linalg.generic nothing uses any more (an operand's cast or copy read
+    """Erase a linalg.generic nothing uses any more (an operand's cast read
     through), then what fed it, likewise."""
     if not isinstance(op, ir.OpView) or op.name != "linalg.generic":
         return
