@@ -38,6 +38,7 @@ from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
 ROWS = 16  # rows of every tile; an f32 tile's 16 columns, a bf16 tile's 16 K pairs
 K_STEP = 32  # K elements one tile multiplication takes (16 pairs)
 PAIR = 2
+PAIRS = [[0], [1, 2]]  # [R, 2C] <-> [R, C, 2]: a row's K (or B's 2N) as pairs
 MAX_TILES = 2  # accumulator tiles along M and along N: 4 C + 2 A + 2 B = 8 tile registers
 CHUNK_STEPS = 16  # K steps unrolled between loading and storing the accumulators
 PACK_LANES = 64  # B columns each read of the pair packing takes
@@ -162,9 +163,6 @@ def _in_pairs(value: ir.Value) -> ir.Value:
     shape = [rows, columns // PAIR, PAIR]
     pairs = ir.RankedTensorType.get(shape, ir.ShapedType(value.type).element_type)
     return tensor.expand_shape(pairs, value, PAIRS, [], shape)
-
-
-PAIRS = [[0], [1, 2]]
 
 
 @register(
