@@ -79,11 +79,12 @@ SYS_ARCH_PRCTL = 158  # x86-64
 
 @functools.cache
 def amx_usable() -> bool:
-    """Whether kernels may use AMX bf16 tiles here: the CPU lists them and Linux granted
-    this process the tile state (asked once; torch's oneDNN asks the same). Without the
-    grant the first tile instruction kills the process with SIGILL."""
+    """Whether kernels may use AMX bf16 tiles here: the CPU lists them (and AVX512_BF16,
+    whose dot products take the bf16 matmuls the tiles do not; every AMX CPU has it) and
+    Linux granted this process the tile state (asked once; torch's oneDNN asks the same).
+    Without the grant the first tile instruction kills the process with SIGILL."""
     flags = cpu_flags()
-    if not {"amx_bf16", "amx_tile"} <= flags or platform.machine() != "x86_64":
+    if not {"amx_bf16", "amx_tile", "avx512_bf16"} <= flags or platform.machine() != "x86_64":
         return False
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0

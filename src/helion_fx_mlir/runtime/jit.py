@@ -285,13 +285,13 @@ def _lowered(
 
 
 def _bf16_matmuls(bf16_args: bool) -> list[tuple[bool, bool]]:
-    """(AMX, dot products) for bf16 matmuls, best first, as far as this host has them; AMX
-    only for kernels of bf16 tensors (only they ask the process for the tile state)."""
+    """(AMX, dot products) for bf16 matmuls, best first, as far as this host has them (AMX's
+    pipeline gives the matmuls its tiles do not take dot products: `amx_usable` implies
+    them); AMX only for kernels of bf16 tensors (only they ask for the tile state)."""
     from helion_fx_mlir.passes.bf16_dot import host_has_bf16_dot
 
     tiers = [(False, True), (False, False)] if host_has_bf16_dot() else [(False, False)]
-    amx = bf16_args and host_cpu.amx_usable()
-    return [(True, host_has_bf16_dot()), *tiers] if amx else tiers
+    return [(True, True), *tiers] if bf16_args and host_cpu.amx_usable() else tiers
 
 
 def _for_this_host(kernel: Any) -> None:

@@ -628,10 +628,8 @@ def peak_gflops(dtype: torch.dtype, seconds: float = 0.02, repeats: int = 2) -> 
 def _bf16_peak(fma_seconds: float, repeats: int) -> tuple[float | None, str]:
     """The bf16 peak of the unit our bf16 matmuls use here (AMX tiles, else `vdpbf16ps`),
     and that unit's name; or None and why there is none."""
-    if amx_usable():
-        peak = amx_peak(fma_seconds, repeats)
-        if peak is not None:
-            return peak, "AMX"
+    if (peak := amx_peak(fma_seconds, repeats)) is not None:
+        return peak, "AMX"
     if "avx512_bf16" not in cpu_flags():
         return None, "unavailable (no avx512_bf16)"
     peak = fma_peak(BF16, fma_seconds, repeats)
