@@ -29,6 +29,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     outer_reductions,
     packed_operands,
     prefetch,
+    reciprocal_divisions,
     reduction_streams,
     results,
     safety_checks,
@@ -76,6 +77,7 @@ VECTORIZE = (
     "helion-vectorize-tile-bodies",
     "helion-combine-outer-reductions",
     "helion-split-reduction-streams",
+    "helion-divide-by-reciprocals",
 )
 # On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
 _TILE_BODIES = VECTORIZE.index("helion-vectorize-tile-bodies")

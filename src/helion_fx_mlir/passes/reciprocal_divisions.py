@@ -1,0 +1,122 @@
+"""f32 divisions by a broadcast divisor as multiplications by its reciprocal, rounded as
+the division would be.
+
+`exp / sum` in a softmax divides every lane of a row by one value. A vector `divf` is
+`vdivps`, which issues once in about ten cycles; LLVM keeps it (turning it into a multiply
+by 1/d is not exact). Here the reciprocal r = 1/d is taken once per divisor and each lane
+computes q0 = x * r, the residual e = fma(-q0, d, x) (exact) and q1 = fma(e, r, q0): for
+r the rounded reciprocal of d, q1 is x / d rounded to nearest (Markstein's theorem), as
+long as nothing over- or underflows. So the fast path is taken only where that holds
+(DIVISOR_* and QUOTIENT_* below); a vector with any other lane (a zero, an infinity, a NaN,
+a subnormal, an extreme quotient) divides with `divf` in a branch, so every lane is the
+IEEE quotient either way. Softmax over 4096x1024 f32, one row per program, 2 threads,
+Sapphire Rapids: 1.11 -> 1.01 ms (0.86 with an uncorrected x * r, an ulp off at times).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith, math, scf, vector
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.passes.registry import register
+
+# The fast path's ranges: |d| in [2^-25, 2^25] (r normal) and |q1| from 2^-76 to the
+# largest f32 make |x| >= 2^-101, from which the residual is exact, and q1 normal.
+DIVISOR_LOW, DIVISOR_HIGH = 2.0**-25, 2.0**25
+QUOTIENT_LOW, QUOTIENT_HIGH = 2.0**-76, (2.0 - 2.0**-23) * 2.0**127
+
+
+@register(
+    "helion-divide-by-reciprocals",
+    "f32 vector divisions by a broadcast divisor -> reciprocal multiplies, correctly rounded",
+)
+def divide_by_reciprocals(module: ir.Module) -> None:
+    with mlir_context():
+        for op in ops_named(module, "arith.divf"):
+            if not _is_f32_vector(op.results[0].type):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                divisor = _broadcast_source(op.operands[1])
+                if divisor is None:
+                    continue
+                quotient = _quotient(op.operands[0], op.operands[1], divisor)
+            op.results[0].replace_all_uses_with(quotient)
+            op.erase()
+
+
+def _is_f32_vector(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.VectorType) and isinstance(type_.element_type, ir.F32Type)
+
+
+def _broadcast_source(value: ir.Value) -> ir.Value | None:
+    """The value a divisor is broadcast from (a `vector.broadcast` or a splat constant),
+    None for a divisor that varies lane by lane."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return None
+    if owner.name == "vector.broadcast":
+        return owner.operands[0]
+    if owner.name == "arith.constant" and isinstance(
+        owner.attributes["value"], ir.DenseElementsAttr
+    ):
+        splat = ir.DenseElementsAttr(owner.attributes["value"])
+        if splat.is_splat:
+            return arith.ConstantOp(ir.F32Type.get(), splat.get_splat_value()).result
+    return None
+
+
+def _quotient(x: ir.Value, d: ir.Value, source: ir.Value) -> ir.Value:
+    """x / d, d broadcast from `source`: the corrected reciprocal product where it is exact,
+    else `divf`."""
+    vector_type = x.type
+    r = vector.broadcast(vector_type, arith.divf(_splat(source.type, 1.0), source))
+    q0 = arith.mulf(x, r)
+    residual = math.fma(arith.negf(q0), d, x)
+    q1 = math.fma(residual, r, q0)
+    exact = _within(q1, QUOTIENT_LOW, QUOTIENT_HIGH)
+    divisor_fits = _within(source, DIVISOR_LOW, DIVISOR_HIGH)
+    exact = arith.andi(exact, vector.broadcast(_bools(vector_type), divisor_fits))
+    inexact = _any(arith.xori(exact, _true(vector_type)))
+    branch = scf.IfOp(inexact, [vector_type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([arith.divf(x, d)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([q1])
+    return branch.results[0]
+
+
+def _within(x: ir.Value, low: float, high: float) -> ir.Value:
+    """Whether low <= |x| <= high (NaN: no)."""
+    magnitude = math.absf(x)
+    above = arith.cmpf(arith.CmpFPredicate.OGE, magnitude, _splat(x.type, low))
+    below = arith.cmpf(arith.CmpFPredicate.OLE, magnitude, _splat(x.type, high))
+    return arith.andi(above, below)
+
+
+def _any(flags: ir.Value) -> ir.Value:
+    """One i1: whether any lane of a boolean vector is set."""
+    shape = ir.VectorType(flags.type).shape
+    flat = ir.VectorType.get([pymath.prod(shape)], ir.IntegerType.get_signless(1))
+    lanes = vector.shape_cast(flat, flags) if len(shape) != 1 else flags
+    return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, lanes)
+
+
+def _bools(vector_type: ir.Type) -> ir.Type:
+    return ir.VectorType.get(ir.VectorType(vector_type).shape, ir.IntegerType.get_signless(1))
+
+
+def _true(vector_type: ir.Type) -> ir.Value:
+    bools = _bools(vector_type)
+    one = ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1)
+    return arith.ConstantOp(bools, ir.DenseElementsAttr.get_splat(bools, one)).result
+
+
+def _splat(type_: ir.Type, value: float) -> ir.Value:
+    scalar = ir.FloatAttr.get(ir.F32Type.get(), value)
+    if isinstance(type_, ir.VectorType):
+        return arith.ConstantOp(type_, ir.DenseElementsAttr.get_splat(type_, scalar)).result
+    return arith.ConstantOp(type_, scalar).result
