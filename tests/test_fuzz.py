@@ -68,6 +68,10 @@ FOUND = [
     # is now generated before the case binds.
     '{"example":"dynamic:layer_norm_bwd","dtype":"f32","shape_map":{"37":1,"100":1},'
     '"seed":1526758831,"config":null}',
+    # `make fuzz` seed 9172: a one-element (0-d) vector read in a program loop had no
+    # innermost lanes for the next program's prefetch to step (IndexError).
+    '{"example":"layer_norm_bwd_dx_chunked","dtype":"f32","shape_map":{"37":73,"300":65},'
+    '"seed":2055306484,"config":{"block_sizes":[128,1],"mlir_vector_width":256}}',
 ]
 
 

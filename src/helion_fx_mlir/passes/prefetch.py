@@ -190,7 +190,9 @@ def _prefetch_next(read: ir.Operation, iv: ir.Value, last: ir.Value) -> None:
 
 
 def _line_offsets(source: ir.Value, shape: list[int]) -> Iterator[list[int]]:
-    """Offsets from a read's first element, one per cache line of its rows."""
+    """Offsets from a read's first element, one per cache line of its rows (a 0-d read:
+    its one element)."""
+    shape = list(shape) or [1]
     memref_type = ir.MemRefType(source.type)
     bits = memref_type.element_type.width
     per_line = max(1, LINE_BYTES * 8 // bits)
