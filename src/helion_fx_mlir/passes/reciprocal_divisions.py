@@ -15,13 +15,12 @@ Sapphire Rapids: 1.11 -> 1.01 ms (0.86 with an uncorrected x * r, an ulp off at 
 
 from __future__ import annotations
 
-import math as pymath
-
 from torch_mlir import ir
 from torch_mlir.dialects import arith, math, scf, vector
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.passes.approximations import any_lane_unset
 from helion_fx_mlir.passes.registry import register
 
 # The fast path's ranges: |d| in [2^-25, 2^25] (r normal) and |q1| from 2^-76 to the
@@ -80,7 +79,7 @@ def _quotient(x: ir.Value, d: ir.Value, source: ir.Value) -> ir.Value:
     exact = _within(q1, QUOTIENT_LOW, QUOTIENT_HIGH)
     divisor_fits = _within(source, DIVISOR_LOW, DIVISOR_HIGH)
     exact = arith.andi(exact, vector.broadcast(_bools(vector_type), divisor_fits))
-    inexact = _any(arith.xori(exact, _true(vector_type)))
+    inexact = any_lane_unset(exact)
     branch = scf.IfOp(inexact, [vector_type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([arith.divf(x, d)])
@@ -97,22 +96,8 @@ def _within(x: ir.Value, low: float, high: float) -> ir.Value:
     return arith.andi(above, below)
 
 
-def _any(flags: ir.Value) -> ir.Value:
-    """One i1: whether any lane of a boolean vector is set."""
-    shape = ir.VectorType(flags.type).shape
-    flat = ir.VectorType.get([pymath.prod(shape)], ir.IntegerType.get_signless(1))
-    lanes = vector.shape_cast(flat, flags) if len(shape) != 1 else flags
-    return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, lanes)
-
-
 def _bools(vector_type: ir.Type) -> ir.Type:
     return ir.VectorType.get(ir.VectorType(vector_type).shape, ir.IntegerType.get_signless(1))
-
-
-def _true(vector_type: ir.Type) -> ir.Value:
-    bools = _bools(vector_type)
-    one = ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1)
-    return arith.ConstantOp(bools, ir.DenseElementsAttr.get_splat(bools, one)).result
 
 
 def _splat(type_: ir.Type, value: float) -> ir.Value:
