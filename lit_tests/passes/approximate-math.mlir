@@ -3,18 +3,29 @@
 // and other math ops are left alone.
 // RUN: helion-opt %s --helion-approximate-math | FileCheck %s
 
-// exp: the argument clamped, reduced by round(x / ln 2), then a polynomial.
+// exp: reduced by round(x / ln 2), then a polynomial. A vector whose every 2^n scale is a
+// normal f32 adds n to the exponent bits, unclamped; any other vector takes the branch that
+// clamps the argument and scales by two normal factors.
 // CHECK-LABEL: func.func @half_exp(
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: vector<8xf16>
 // CHECK-NEXT: %[[WIDE:[a-z0-9_]+]] = arith.extf %[[X]] : vector<8xf16> to vector<8xf32>
-// CHECK-NEXT: %[[LOW:[a-z0-9_]+]] = arith.constant dense<-1.040000e+02> : vector<8xf32>
+// CHECK: %[[N:[a-z0-9_]+]] = math.roundeven %{{[a-z0-9_]+}} : vector<8xf32>
+// CHECK: %[[LOWEST:[a-z0-9_]+]] = arith.constant dense<-1.250000e+02> : vector<8xf32>
+// CHECK-NEXT: arith.cmpf oge, %[[N]], %[[LOWEST]] : vector<8xf32>
+// CHECK: %[[ANY:[a-z0-9_]+]] = vector.reduction <or>, %{{[a-z0-9_]+}} : vector<8xi1> into i1
+// CHECK-NEXT: %[[E:[a-z0-9_]+]] = scf.if %[[ANY]] -> (vector<8xf32>) {
+// CHECK: %[[LOW:[a-z0-9_]+]] = arith.constant dense<-1.040000e+02> : vector<8xf32>
 // CHECK-NEXT: %[[ABOVE:[a-z0-9_]+]] = arith.maximumf %[[WIDE]], %[[LOW]] : vector<8xf32>
 // CHECK-NEXT: %[[HIGH:[a-z0-9_]+]] = arith.constant dense<8.900000e+01> : vector<8xf32>
-// CHECK-NEXT: %[[CLAMPED:[a-z0-9_]+]] = arith.minimumf %[[ABOVE]], %[[HIGH]] : vector<8xf32>
-// CHECK: %[[N:[a-z0-9_]+]] = math.roundeven %{{[a-z0-9_]+}} : vector<8xf32>
-// CHECK: math.fma
+// CHECK-NEXT: arith.minimumf %[[ABOVE]], %[[HIGH]] : vector<8xf32>
+// CHECK: } else {
+// CHECK: math.fma %[[N]], %{{[a-z0-9_]+}}, %[[WIDE]] : vector<8xf32>
+// CHECK: %[[BITS:[a-z0-9_]+]] = arith.bitcast %{{[a-z0-9_]+}} : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT: %[[SUM:[a-z0-9_]+]] = arith.addi %[[BITS]], %{{[a-z0-9_]+}} : vector<8xi32>
+// CHECK-NEXT: %[[FAST:[a-z0-9_]+]] = arith.bitcast %[[SUM]] : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT: scf.yield %[[FAST]] : vector<8xf32>
 // CHECK-NOT: math.exp
-// CHECK: %[[NARROW:[a-z0-9_]+]] = arith.truncf %{{[a-z0-9_]+}} : vector<8xf32> to vector<8xf16>
+// CHECK: %[[NARROW:[a-z0-9_]+]] = arith.truncf %[[E]] : vector<8xf32> to vector<8xf16>
 // CHECK-NEXT: return %[[NARROW]] : vector<8xf16>
 func.func @half_exp(%x: vector<8xf16>) -> vector<8xf16> {
   %0 = math.exp %x : vector<8xf16>

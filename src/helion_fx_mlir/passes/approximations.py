@@ -118,27 +118,37 @@ def _exp_reduced(f: F32, r: ir.Value) -> ir.Value:
     return arith.addf(f.fma(f.poly(r, EXP_POLY), r2, r), f.const(1.0))
 
 
-def _scale(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
-    """p * 2^n for p in [0.5, 2) and n in [-150, 128]. Where p * 2^n is normal, n is added
-    to p's exponent bits; a vector with a lane past that range (or NaN) takes two normal
-    factors, so subnormal results stay exact. Both give the same bits where both apply.
-    softmax 4096x1024 f32, 2 threads, Sapphire Rapids: 1.02 -> 0.93 ms."""
-    ni = arith.fptosi(f.int_type, n)
+def _normal_or_else(
+    f: F32, n: ir.Value, fast: Callable[[], ir.Value], slow: Callable[[], ir.Value]
+) -> ir.Value:
+    """`fast()` where every lane's 2^n scale gives a normal f32 (n in NORMAL_SCALES: no
+    clamp needed, n added to the exponent bits), else `slow()` (the clamped form, two normal
+    factors so subnormal results stay exact): one branch per vector, the same bits where
+    both apply. Scalars take `slow()`. softmax 4096x1024 f32, 2 threads, Sapphire Rapids:
+    1.02 -> 0.90 ms, cross_entropy 0.85 -> 0.78."""
     if not isinstance(f.type, ir.VectorType):
-        return _scale_in_halves(f, p, ni)
+        return slow()
     normal = arith.andi(
         f.cmp(arith.CmpFPredicate.OGE, n, f.const(NORMAL_SCALES[0])),
         f.cmp(arith.CmpFPredicate.OLE, n, f.const(NORMAL_SCALES[1])),
     )
     branch = scf.IfOp(any_lane_unset(normal), [f.type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
-        scf.YieldOp([_scale_in_halves(f, p, ni)])
+        scf.YieldOp([slow()])
     with ir.InsertionPoint(branch.else_block):
-        scf.YieldOp([f.from_bits(arith.addi(f.to_bits(p), arith.shli(ni, f.iconst(23))))])
+        scf.YieldOp([fast()])
     return branch.results[0]
 
 
-def _scale_in_halves(f: F32, p: ir.Value, ni: ir.Value) -> ir.Value:
+def _add_exponent(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2^n for p in [0.5, 2) where the product is normal: n added to p's exponent bits."""
+    shift = arith.shli(arith.fptosi(f.int_type, n), f.iconst(23))
+    return f.from_bits(arith.addi(f.to_bits(p), shift))
+
+
+def _scale(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2^n for n in [-150, 128], as two normal factors so subnormal results stay exact."""
+    ni = arith.fptosi(f.int_type, n)
     half = arith.shrsi(ni, f.iconst(1))
     return arith.mulf(arith.mulf(p, f.pow2(half)), f.pow2(arith.subi(ni, half)))
 
@@ -160,18 +170,37 @@ def _clamp(f: F32, x: ir.Value, low: float, high: float) -> ir.Value:
 
 
 def exp(f: F32, x: ir.Value) -> ir.Value:
+    n = math.roundeven(arith.mulf(x, f.const(LOG2E)))
+    fast = lambda: _add_exponent(f, _exp_of_reduced(f, x, n), n)  # noqa: E731
+    return _normal_or_else(f, n, fast, lambda: _exp_clamped(f, x))
+
+
+def _exp_clamped(f: F32, x: ir.Value) -> ir.Value:
     x = _clamp(f, x, EXP_LOWEST, EXP_HIGHEST)
     n = math.roundeven(arith.mulf(x, f.const(LOG2E)))
+    return _scale(f, _exp_of_reduced(f, x, n), n)
+
+
+def _exp_of_reduced(f: F32, x: ir.Value, n: ir.Value) -> ir.Value:
+    """e^r for r = x - n ln2 (Cody-Waite)."""
     r = f.fma(n, f.const(-LN2_HI), x)
-    r = f.fma(n, f.const(-LN2_LO), r)
-    return _scale(f, _exp_reduced(f, r), n)
+    return _exp_reduced(f, f.fma(n, f.const(-LN2_LO), r))
 
 
 def exp2(f: F32, x: ir.Value) -> ir.Value:
+    n = math.roundeven(x)
+    fast = lambda: _add_exponent(f, _exp2_of_reduced(f, x, n), n)  # noqa: E731
+    return _normal_or_else(f, n, fast, lambda: _exp2_clamped(f, x))
+
+
+def _exp2_clamped(f: F32, x: ir.Value) -> ir.Value:
     x = _clamp(f, x, EXP_LOWEST * LOG2E, EXP_HIGHEST * LOG2E)
     n = math.roundeven(x)
-    r = arith.mulf(arith.subf(x, n), f.const(LN2))
-    return _scale(f, _exp_reduced(f, r), n)
+    return _scale(f, _exp2_of_reduced(f, x, n), n)
+
+
+def _exp2_of_reduced(f: F32, x: ir.Value, n: ir.Value) -> ir.Value:
+    return _exp_reduced(f, arith.mulf(arith.subf(x, n), f.const(LN2)))
 
 
 def expm1(f: F32, x: ir.Value) -> ir.Value:
