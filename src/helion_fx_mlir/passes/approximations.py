@@ -171,8 +171,9 @@ def _clamp(f: F32, x: ir.Value, low: float, high: float) -> ir.Value:
 
 def exp(f: F32, x: ir.Value) -> ir.Value:
     n = math.roundeven(arith.mulf(x, f.const(LOG2E)))
-    fast = lambda: _add_exponent(f, _exp_of_reduced(f, x, n), n)  # noqa: E731
-    return _normal_or_else(f, n, fast, lambda: _exp_clamped(f, x))
+    return _normal_or_else(
+        f, n, lambda: _add_exponent(f, _exp_of_reduced(f, x, n), n), lambda: _exp_clamped(f, x)
+    )
 
 
 def _exp_clamped(f: F32, x: ir.Value) -> ir.Value:
@@ -189,8 +190,9 @@ def _exp_of_reduced(f: F32, x: ir.Value, n: ir.Value) -> ir.Value:
 
 def exp2(f: F32, x: ir.Value) -> ir.Value:
     n = math.roundeven(x)
-    fast = lambda: _add_exponent(f, _exp2_of_reduced(f, x, n), n)  # noqa: E731
-    return _normal_or_else(f, n, fast, lambda: _exp2_clamped(f, x))
+    return _normal_or_else(
+        f, n, lambda: _add_exponent(f, _exp2_of_reduced(f, x, n), n), lambda: _exp2_clamped(f, x)
+    )
 
 
 def _exp2_clamped(f: F32, x: ir.Value) -> ir.Value:

@@ -20,7 +20,7 @@ from torch_mlir.dialects import arith, math, scf, vector
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
-from helion_fx_mlir.passes.approximations import any_lane_unset
+from helion_fx_mlir.passes.approximations import F32, any_lane_unset
 from helion_fx_mlir.passes.registry import register
 
 # The fast path's ranges: |d| in [2^-25, 2^25] (r normal) and |q1| from 2^-76 to the
@@ -72,13 +72,13 @@ def _quotient(x: ir.Value, d: ir.Value, source: ir.Value) -> ir.Value:
     """x / d, d broadcast from `source`: the corrected reciprocal product where it is exact,
     else `divf`."""
     vector_type = x.type
-    r = vector.broadcast(vector_type, arith.divf(_splat(source.type, 1.0), source))
+    r = vector.broadcast(vector_type, arith.divf(F32(source.type).const(1.0), source))
     q0 = arith.mulf(x, r)
     residual = math.fma(arith.negf(q0), d, x)
     q1 = math.fma(residual, r, q0)
     exact = _within(q1, QUOTIENT_LOW, QUOTIENT_HIGH)
     divisor_fits = _within(source, DIVISOR_LOW, DIVISOR_HIGH)
-    exact = arith.andi(exact, vector.broadcast(_bools(vector_type), divisor_fits))
+    exact = arith.andi(exact, vector.broadcast(F32(vector_type).bool_type, divisor_fits))
     inexact = any_lane_unset(exact)
     branch = scf.IfOp(inexact, [vector_type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
@@ -90,18 +90,6 @@ def _quotient(x: ir.Value, d: ir.Value, source: ir.Value) -> ir.Value:
 
 def _within(x: ir.Value, low: float, high: float) -> ir.Value:
     """Whether low <= |x| <= high (NaN: no)."""
-    magnitude = math.absf(x)
-    above = arith.cmpf(arith.CmpFPredicate.OGE, magnitude, _splat(x.type, low))
-    below = arith.cmpf(arith.CmpFPredicate.OLE, magnitude, _splat(x.type, high))
-    return arith.andi(above, below)
-
-
-def _bools(vector_type: ir.Type) -> ir.Type:
-    return ir.VectorType.get(ir.VectorType(vector_type).shape, ir.IntegerType.get_signless(1))
-
-
-def _splat(type_: ir.Type, value: float) -> ir.Value:
-    scalar = ir.FloatAttr.get(ir.F32Type.get(), value)
-    if isinstance(type_, ir.VectorType):
-        return arith.ConstantOp(type_, ir.DenseElementsAttr.get_splat(type_, scalar)).result
-    return arith.ConstantOp(type_, scalar).result
+    f, magnitude = F32(x.type), math.absf(x)
+    above = f.cmp(arith.CmpFPredicate.OGE, magnitude, f.const(low))
+    return arith.andi(above, f.cmp(arith.CmpFPredicate.OLE, magnitude, f.const(high)))
