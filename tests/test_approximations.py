@@ -4,6 +4,8 @@ float range.
 Inputs are random bit patterns (every exponent, subnormals, both signs), a dense sweep of
 the range where the functions change, and the special values. f32 is compared with the
 function computed in f64 and rounded; f16 and bf16 with PyTorch's own result in that dtype.
+Each runs as compiled for AVX-512 (exp's scale by vscalefps) and for a target without it
+(16 vector registers: the branch between the exponent bits and two normal factors).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import helion.language as hl
 import pytest
 import torch
 
+from helion_fx_mlir import host_cpu
+from helion_fx_mlir.passes.approximations import SCALEF_INTRINSIC
+from helion_fx_mlir.runtime import jit
 from helion_fx_mlir.runtime.jit import compile_kernel
 
 OPS = {
@@ -110,8 +115,18 @@ def ulps(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
     return distance
 
 
+@pytest.fixture(params=[32, 16], ids=["avx512", "no-avx512"])
+def vector_registers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Kernels compiled as for a CPU with this many vector registers (32: AVX-512)."""
+    monkeypatch.setattr(host_cpu, "vector_registers", lambda: request.param)
+    monkeypatch.setattr(jit, "_ENGINES", {})
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-def test_polynomials_match_torch_within_the_ulp_budget(dtype: torch.dtype) -> None:
+def test_polynomials_match_torch_within_the_ulp_budget(
+    dtype: torch.dtype, vector_registers: int
+) -> None:
     x = inputs(dtype)
     got = compile_kernel(transcendentals.bind((x,)))(x)
     for (name, op), out in zip(OPS.items(), got, strict=True):
@@ -137,6 +152,21 @@ def test_lowered_kernel_calls_no_libm_for_them() -> None:
     module = to_llvm_module(parse_module(generate_mlir(transcendentals.bind((x,)))))
     text = str(module)
     assert not any(f"@{name}f" in text for name in OPS), [n for n in OPS if f"@{n}f" in text]
+    assert SCALEF_INTRINSIC in text  # the default target is AVX-512
+
+
+def test_scales_by_vscalefps_only_where_the_target_has_it() -> None:
+    """The same kernel's exp for a target of 16 vector registers scales in the exponent bits
+    (the polynomial tests run it)."""
+    from helion_fx_mlir.frontend.lower import generate_mlir
+    from helion_fx_mlir.mlir.parse import parse_module
+    from helion_fx_mlir.passes.pipelines import to_llvm_module
+    from helion_fx_mlir.passes.vector_width import target_vector_registers
+
+    x = torch.randn(100)
+    module = parse_module(generate_mlir(transcendentals.bind((x,))))
+    target_vector_registers(module, 16)
+    assert SCALEF_INTRINSIC not in str(to_llvm_module(module))
 
 
 @helion.kernel(config=helion.Config(block_sizes=[64]), static_shapes=False)
@@ -165,7 +195,9 @@ ACTIVATIONS = [
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-def test_activations_on_expm1_and_log1p_keep_small_values(dtype: torch.dtype) -> None:
+def test_activations_on_expm1_and_log1p_keep_small_values(
+    dtype: torch.dtype, vector_registers: int
+) -> None:
     """LLVM's exp(x) - 1 and log(1 + x) made softplus 3.5e-4 off in f32 and a bf16 expm1
     of small x 0. f32 within 4 ulps of the f64 value (softplus, mish: a few roundings
     after the polynomial), f16/bf16 within 1 of eager, which computes in f32 and rounds."""

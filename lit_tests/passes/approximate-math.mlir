@@ -3,9 +3,10 @@
 // and other math ops are left alone.
 // RUN: helion-opt %s --helion-approximate-math | FileCheck %s
 
-// exp: reduced by round(x / ln 2), then a polynomial. A vector whose every 2^n scale is a
-// normal f32 adds n to the exponent bits, unclamped; any other vector takes the branch that
-// clamps the argument and scales by two normal factors.
+// exp: reduced by round(x / ln 2), then a polynomial. A vector of part of a zmm register (8
+// lanes) has no vscalefps: where its every 2^n scale is a normal f32 it adds n to the
+// exponent bits, unclamped; any other vector takes the branch that clamps the argument
+// (compares and selects: NaN stays NaN) and scales by two normal factors.
 // CHECK-LABEL: func.func @half_exp(
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: vector<8xf16>
 // CHECK-NEXT: %[[WIDE:[a-z0-9_]+]] = arith.extf %[[X]] : vector<8xf16> to vector<8xf32>
@@ -15,9 +16,11 @@
 // CHECK: %[[ANY:[a-z0-9_]+]] = vector.reduction <or>, %{{[a-z0-9_]+}} : vector<8xi1> into i1
 // CHECK-NEXT: %[[E:[a-z0-9_]+]] = scf.if %[[ANY]] -> (vector<8xf32>) {
 // CHECK: %[[LOW:[a-z0-9_]+]] = arith.constant dense<-1.040000e+02> : vector<8xf32>
-// CHECK-NEXT: %[[ABOVE:[a-z0-9_]+]] = arith.maximumf %[[WIDE]], %[[LOW]] : vector<8xf32>
 // CHECK-NEXT: %[[HIGH:[a-z0-9_]+]] = arith.constant dense<8.900000e+01> : vector<8xf32>
-// CHECK-NEXT: arith.minimumf %[[ABOVE]], %[[HIGH]] : vector<8xf32>
+// CHECK-NEXT: %[[BELOW:[a-z0-9_]+]] = arith.cmpf olt, %[[WIDE]], %[[LOW]] : vector<8xf32>
+// CHECK-NEXT: %[[ABOVE:[a-z0-9_]+]] = arith.select %[[BELOW]], %[[LOW]], %[[WIDE]]
+// CHECK-NEXT: %[[OVER:[a-z0-9_]+]] = arith.cmpf ogt, %[[ABOVE]], %[[HIGH]] : vector<8xf32>
+// CHECK-NEXT: arith.select %[[OVER]], %[[HIGH]], %[[ABOVE]]
 // CHECK: } else {
 // CHECK: math.fma %[[N]], %{{[a-z0-9_]+}}, %[[WIDE]] : vector<8xf32>
 // CHECK: %[[BITS:[a-z0-9_]+]] = arith.bitcast %{{[a-z0-9_]+}} : vector<8xf32> to vector<8xi32>
@@ -30,6 +33,31 @@
 func.func @half_exp(%x: vector<8xf16>) -> vector<8xf16> {
   %0 = math.exp %x : vector<8xf16>
   return %0 : vector<8xf16>
+}
+
+// Vectors of whole zmm registers on AVX-512 (the default target): the clamped argument, no
+// branch, and the scale is one vscalefps per 16 lanes (`x86.avx512.mask.scalef`, every lane
+// set: a * 2^b rounded once, subnormal results exact).
+// CHECK-LABEL: func.func @f32_exp(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: vector<2x16xf32>
+// CHECK-NOT: scf.if
+// CHECK: %[[BELOW:[a-z0-9_]+]] = arith.cmpf olt, %[[X]], %{{[a-z0-9_]+}} : vector<2x16xf32>
+// CHECK: %[[N:[a-z0-9_]+]] = math.roundeven %{{[a-z0-9_]+}} : vector<2x16xf32>
+// CHECK: %[[P:[a-z0-9_]+]] = arith.addf %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : vector<2x16xf32>
+// CHECK-NEXT: %[[PS:[a-z0-9_]+]] = vector.shape_cast %[[P]] : vector<2x16xf32> to vector<32xf32>
+// CHECK-NEXT: %[[NS:[a-z0-9_]+]] = vector.shape_cast %[[N]] : vector<2x16xf32> to vector<32xf32>
+// CHECK-NEXT: %[[ALL:[a-z0-9_-]+]] = arith.constant -1 : i16
+// CHECK-NEXT: %[[ROUND:[a-z0-9_]+]] = arith.constant 4 : i32
+// CHECK-NEXT: %[[P0:[a-z0-9_]+]] = vector.extract_strided_slice %[[PS]] {offsets = [0], sizes = [16], strides = [1]}
+// CHECK-NEXT: %[[N0:[a-z0-9_]+]] = vector.extract_strided_slice %[[NS]] {offsets = [0], sizes = [16], strides = [1]}
+// CHECK-NEXT: x86.avx512.mask.scalef %[[P0]], %[[P0]], %[[N0]], %[[ALL]], %[[ROUND]] : vector<16xf32>
+// CHECK: x86.avx512.mask.scalef %{{.*}} : vector<16xf32>
+// CHECK-NOT: x86.avx512.mask.scalef
+// CHECK: %[[E:[a-z0-9_]+]] = vector.shape_cast %{{[a-z0-9_]+}} : vector<32xf32> to vector<2x16xf32>
+// CHECK-NEXT: return %[[E]] : vector<2x16xf32>
+func.func @f32_exp(%x: vector<2x16xf32>) -> vector<2x16xf32> {
+  %0 = math.exp %x : vector<2x16xf32>
+  return %0 : vector<2x16xf32>
 }
 
 // CHECK-LABEL: func.func @f32_tanh(

@@ -18,11 +18,13 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, math, scf, vector
+from torch_mlir.dialects import arith, llvm, math, scf, vector, x86
 
+from helion_fx_mlir.mlir.attributes import DEFAULT_VECTOR_REGISTERS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.mlir.walk import ops_named, ops_where
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.vector_width import vector_registers, vector_width
 
 LOG2E = 1.44269504088896341
 LN2 = 0.693147180559945309
@@ -51,13 +53,24 @@ EXP_LOWEST, EXP_HIGHEST = -104.0, 89.0  # past these exp is 0 / inf in f32
 # n for which p * 2^n, p in [0.5, 2), is a normal f32: its exponent bits take n directly.
 NORMAL_SCALES = (-125.0, 127.0)
 EXPM1_LOW, EXPM1_HIGH = -17.5, 20.0  # below, expm1 is -1 in f32; above, e^x - 1 is e^x
+# AVX-512's vscalefps: a * 2^floor(b) for 16 f32 lanes, rounded once (subnormals exact).
+SCALEF = "x86.avx512.mask.scalef"
+SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
+SCALEF_LANES = 16
+CURRENT_ROUNDING = 4  # _MM_FROUND_CUR_DIRECTION
 
 
 class F32:
-    """arith/math ops on one f32 shape (a scalar or a vector), with the i32 twin for bits."""
+    """arith/math ops on one f32 shape (a scalar or a vector), with the i32 twin for bits;
+    `scalef`: the target has AVX-512's vscalefps at this shape (vectors of whole zmm)."""
 
-    def __init__(self, type_: ir.Type) -> None:
+    def __init__(self, type_: ir.Type, scalef: bool = False) -> None:
         self.type = type_
+        self.scalef = (
+            scalef
+            and isinstance(type_, ir.VectorType)
+            and pymath.prod(type_.shape) % SCALEF_LANES == 0
+        )
         i32 = ir.IntegerType.get_signless(32)
         self.int_type = (
             ir.VectorType.get(type_.shape, i32) if isinstance(type_, ir.VectorType) else i32
@@ -147,10 +160,30 @@ def _add_exponent(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
 
 
 def _scale(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
-    """p * 2^n for n in [-150, 128], as two normal factors so subnormal results stay exact."""
+    """p * 2^n for n in [-150, 128], as two normal factors so subnormal results stay exact
+    (one vscalefps per zmm where the target has it: the same single rounding)."""
+    if f.scalef:
+        return _scalef(f, p, n)
     ni = arith.fptosi(f.int_type, n)
     half = arith.shrsi(ni, f.iconst(1))
     return arith.mulf(arith.mulf(p, f.pow2(half)), f.pow2(arith.subi(ni, half)))
+
+
+def _scalef(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2^n by vscalefps (`x86.avx512.mask.scalef`, every lane) on each zmm's lanes of
+    the flattened vectors."""
+    shape = ir.VectorType(f.type).shape
+    flat = ir.VectorType.get([pymath.prod(shape)], ir.F32Type.get())
+    zmm = ir.VectorType.get([SCALEF_LANES], ir.F32Type.get())
+    p, n = (vector.shape_cast(flat, v) if len(shape) != 1 else v for v in (p, n))
+    every_lane = arith.ConstantOp(ir.IntegerType.get_signless(16), -1).result
+    rounding = arith.ConstantOp(ir.IntegerType.get_signless(32), CURRENT_ROUNDING).result
+    scaled = p
+    for lane in range(0, flat.shape[0], SCALEF_LANES):
+        a, b = (vector.extract_strided_slice(zmm, v, [lane], [SCALEF_LANES], [1]) for v in (p, n))
+        part = x86.MaskScaleFOp(a, a, b, every_lane, rounding).dst
+        scaled = vector.insert_strided_slice(part, scaled, [lane], [1])
+    return vector.shape_cast(f.type, scaled) if len(shape) != 1 else scaled
 
 
 def any_lane_unset(flags: ir.Value) -> ir.Value:
@@ -165,11 +198,16 @@ def any_lane_unset(flags: ir.Value) -> ir.Value:
 
 
 def _clamp(f: F32, x: ir.Value, low: float, high: float) -> ir.Value:
-    """NaN stays NaN (minimumf/maximumf propagate it)."""
-    return arith.minimumf(arith.maximumf(x, f.const(low)), f.const(high))
+    """NaN stays NaN (an unordered compare selects x): one x86 max and min, where
+    minimumf/maximumf take four instructions each to order NaN and signed zeros."""
+    low_value, high_value = f.const(low), f.const(high)
+    x = f.select(f.cmp(arith.CmpFPredicate.OLT, x, low_value), low_value, x)
+    return f.select(f.cmp(arith.CmpFPredicate.OGT, x, high_value), high_value, x)
 
 
 def exp(f: F32, x: ir.Value) -> ir.Value:
+    if f.scalef:
+        return _exp_clamped(f, x)
     n = math.roundeven(arith.mulf(x, f.const(LOG2E)))
     return _normal_or_else(
         f, n, lambda: _add_exponent(f, _exp_of_reduced(f, x, n), n), lambda: _exp_clamped(f, x)
@@ -189,6 +227,8 @@ def _exp_of_reduced(f: F32, x: ir.Value, n: ir.Value) -> ir.Value:
 
 
 def exp2(f: F32, x: ir.Value) -> ir.Value:
+    if f.scalef:
+        return _exp2_clamped(f, x)
     n = math.roundeven(x)
     return _normal_or_else(
         f, n, lambda: _add_exponent(f, _exp2_of_reduced(f, x, n), n), lambda: _exp2_clamped(f, x)
@@ -360,11 +400,31 @@ COMPUTED_IN_F32 = {"f16", "bf16", "f32"}
 )
 def approximate_math(module: ir.Module) -> None:
     """Replace each f32/f16/bf16 op in APPROXIMATIONS (scalar or vector) by its polynomial."""
+    scalef = has_scalef(module)
     with mlir_context():
         for op in _math_ops(module):
             with ir.InsertionPoint(op), op.location:
-                value = _approximated(op)
+                value = _approximated(op, scalef)
             op.results[0].replace_all_uses_with(value)
+            op.erase()
+
+
+@register(
+    "helion-scalef-intrinsics",
+    "x86.avx512.mask.scalef (f32) -> its LLVM intrinsic, operands in the intrinsic's order",
+)
+def scalef_intrinsics(module: ir.Module) -> None:
+    """The op is dst = k ? a * 2^floor(b) : src, and the intrinsic takes (a, b, src, k,
+    rounding); upstream's lowering passes the op's operands in the op's order, (src, a, b,
+    ...), which computes src * 2^floor(a). After buffer deallocation, which rejects the
+    intrinsic call (its memory effects are unknown), and before the x86 lowering."""
+    with mlir_context():
+        for op in ops_named(module, SCALEF):
+            src, a, b, k, rounding = op.operands
+            with ir.InsertionPoint(op), op.location:
+                operands = [a, b, src, k, rounding]
+                call = llvm.call_intrinsic(a.type, SCALEF_INTRINSIC, operands, [], [])
+            op.results[0].replace_all_uses_with(call)
             op.erase()
 
 
@@ -383,7 +443,13 @@ def _element_type(type_: ir.Type) -> ir.Type:
     return type_.element_type if isinstance(type_, ir.VectorType) else type_
 
 
-def _approximated(op: ir.Operation) -> ir.Value:
+def has_scalef(module: ir.Module) -> bool:
+    """Whether the module's target has vscalefps on zmm registers: AVX-512 (its 32 vector
+    registers, the default) at the default, 512-bit, vector width."""
+    return vector_registers(module) == DEFAULT_VECTOR_REGISTERS and vector_width(module) is None
+
+
+def _approximated(op: ir.Operation, scalef: bool) -> ir.Value:
     """In f32; f16/bf16 extended before and truncated after."""
     type_ = op.results[0].type
     f32_type = (
@@ -394,5 +460,5 @@ def _approximated(op: ir.Operation) -> ir.Value:
     x = op.operands[0]
     if type_ != f32_type:
         x = arith.extf(f32_type, x)
-    value = APPROXIMATIONS[op.name](F32(f32_type), x)
+    value = APPROXIMATIONS[op.name](F32(f32_type, scalef), x)
     return value if type_ == f32_type else arith.truncf(type_, value)

@@ -121,6 +121,7 @@ _AFTER_BUFFERIZE = (
     "helion-grid-to-openmp",
     "helion-inline-alloca-scopes",
     "helion-stream-output-stores",
+    "helion-scalef-intrinsics",
     "helion-buffers-to-llvm",
     "helion-define-openmp-entry-points",
     *_LLVM_FIXUPS,
