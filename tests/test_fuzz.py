@@ -72,6 +72,10 @@ FOUND = [
     # innermost lanes for the next program's prefetch to step (IndexError).
     '{"example":"layer_norm_bwd_dx_chunked","dtype":"f32","shape_map":{"37":73,"300":65},'
     '"seed":2055306484,"config":{"block_sizes":[128,1],"mlir_vector_width":256}}',
+    # `make fuzz-programs` seed 9181: torch.mean(-row), the negation fused into the sum as
+    # `out - x`, a combiner the linalg vectorizer has no identity for (the schedule failed).
+    '{"example":"program:9181:63","dtype":"f32","shape_map":{},"seed":9181,'
+    '"config":{"block_sizes":[128],"reduction_loops":[null],"mlir_vector_width":256}}',
 ]
 
 

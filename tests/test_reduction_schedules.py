@@ -2,7 +2,8 @@
 in 16-lane chunks at once; a reduction over outer dims sums up to 8 rows of a chunk in
 registers before its accumulator, as lane-wise combines (`helion-combine-outer-reductions`).
 Each runs the fast pipeline against eager on shapes the blocks do not divide, under several
-configs, in f32 and bf16, for sums, maxima and a middle dim of a 3-D tensor."""
+configs, in f32 and bf16, for sums, maxima, a middle dim of a 3-D tensor and the mean of a
+negated row (a sum whose body subtracts each element from the accumulator)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,14 @@ def row_sum_of_squares(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@helion.kernel(static_shapes=True)
+def negated_row_mean(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty([x.size(0)], dtype=torch.float32, device=x.device)
+    for tile_m in hl.tile(x.size(0)):
+        out[tile_m] = torch.mean(-x[tile_m, :].to(torch.float32), -1)
+    return out
+
+
 CASES = [
     (column_max, (77, 300), torch.float32, [64, 8], lambda x: x.amax(0)),
     (column_max, (77, 300), torch.bfloat16, [32, 4], lambda x: x.float().amax(0)),
@@ -63,6 +72,9 @@ CASES = [
     (row_sum_of_squares, (45, 300), torch.float32, [4], lambda x: (x * x).sum(-1)),
     (row_sum_of_squares, (45, 300), torch.bfloat16, [16], lambda x: (x.float() ** 2).sum(-1)),
     (row_sum_of_squares, (7, 20), torch.float32, [2], lambda x: (x * x).sum(-1)),
+    (negated_row_mean, (45, 300), torch.float32, [1], lambda x: (-x).mean(-1)),
+    (negated_row_mean, (45, 65), torch.float32, [4], lambda x: (-x).mean(-1)),
+    (negated_row_mean, (7, 20), torch.bfloat16, [2], lambda x: (-x.float()).mean(-1)),
 ]
 
 

@@ -23,6 +23,7 @@ from helion_fx_mlir.errors import RewriteError
 from helion_fx_mlir.mlir.attributes import AMX_TILES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named, ops_where
+from helion_fx_mlir.passes.reduction_combiners import known_combiners, subtractions_as_additions
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vector_width import vector_registers
 
@@ -76,7 +77,11 @@ def vectorize_tile_bodies(module: ir.Module) -> None:
     """Tile and vectorize every linalg op and padded load a schedule fits."""
     with mlir_context():
         target = Target(MATMUL_TILES[vector_registers(module)])
-        scheduled = [(op, schedule_for(op, target)) for op in _candidates(module)]
+        candidates = _candidates(module)
+        for op in candidates:
+            if op.name == "linalg.generic" and any(_reduction_loops(op)):
+                subtractions_as_additions(op)
+        scheduled = [(op, schedule_for(op, target)) for op in candidates]
         apply_schedules(module, [(op, s) for op, s in scheduled if s is not None])
         _widen_contractions(module)
 
@@ -207,6 +212,8 @@ def _generic(op: ir.Operation, target: Target) -> Schedule | None:
     if not extents:
         return None
     reduces = _reduction_loops(op)
+    if any(reduces) and not known_combiners(op):
+        return None  # the vectorizer would fail the whole script
     if DYNAMIC in extents:
         return _dynamic_generic(op, extents, reduces)
     chunk = inner_lanes(extents[-1])
