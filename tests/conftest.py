@@ -32,6 +32,18 @@ def _single_thread_seeded() -> None:
     torch.manual_seed(0)
 
 
+@pytest.fixture(params=[32, 16], ids=["avx512", "no-avx512"])
+def vector_registers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Kernels compiled as for a CPU with this many vector registers (32: AVX-512, whose
+    instructions the passes then use; 16: the code every x86-64 CPU with AVX2 runs)."""
+    from helion_fx_mlir import host_cpu
+    from helion_fx_mlir.runtime import jit
+
+    monkeypatch.setattr(host_cpu, "vector_registers", lambda: request.param)
+    monkeypatch.setattr(jit, "_ENGINES", {})
+    return int(request.param)
+
+
 @pytest.fixture(scope="session")
 def upstream_tools() -> UpstreamTools:
     """The upstream mlir-opt/mlir-runner; their tests fail without them, as a skip would

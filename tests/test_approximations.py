@@ -15,9 +15,7 @@ import helion.language as hl
 import pytest
 import torch
 
-from helion_fx_mlir import host_cpu
-from helion_fx_mlir.passes.approximations import SCALEF_INTRINSIC
-from helion_fx_mlir.runtime import jit
+from helion_fx_mlir.passes.x86_intrinsics import SCALEF_INTRINSIC
 from helion_fx_mlir.runtime.jit import compile_kernel
 
 OPS = {
@@ -113,14 +111,6 @@ def ulps(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
     distance[got.isnan() & want.isnan()] = 0
     distance[got.isnan() ^ want.isnan()] = 2**40
     return distance
-
-
-@pytest.fixture(params=[32, 16], ids=["avx512", "no-avx512"])
-def vector_registers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Kernels compiled as for a CPU with this many vector registers (32: AVX-512)."""
-    monkeypatch.setattr(host_cpu, "vector_registers", lambda: request.param)
-    monkeypatch.setattr(jit, "_ENGINES", {})
-    return request.param
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)

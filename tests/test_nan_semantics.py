@@ -270,3 +270,26 @@ def test_argmax_without_a_dim_points_at_the_first_nan() -> None:
     x[31] = x[40] = float("nan")
     got = compile_kernel(helion.kernel(flat, static_shapes=True).bind((x,)))(x)
     assert got.item() == torch.argmax(x).item() == 31
+
+
+@helion.kernel(static_shapes=True)
+def row_extremes(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    top = torch.empty([x.size(0)], dtype=x.dtype, device=x.device)
+    bottom = torch.empty([x.size(0)], dtype=x.dtype, device=x.device)
+    for tile_m in hl.tile(x.size(0)):
+        top[tile_m] = torch.amax(x[tile_m, :], -1)
+        bottom[tile_m] = torch.amin(x[tile_m, :], -1)
+    return top, bottom
+
+
+@pytest.mark.parametrize("width", [100, 300])
+def test_wide_row_maxima_keep_a_nan_from_any_chunk(width: int) -> None:
+    """Rows of several 64-lane chunks and a partial one, a NaN in a different place in each
+    (the loop's chunks carry it in the accumulator to the end), one row without."""
+    x = torch.randn(width // 7 + 2, width)
+    for row, at in enumerate(range(0, width, 7)):
+        x[row, at] = float("nan")
+    for config in CONFIGS:
+        got = compile_kernel(row_extremes.bind((x,)), config=config)(x)
+        for out, want in zip(got, (x.amax(-1), x.amin(-1)), strict=True):
+            torch.testing.assert_close(out, want, equal_nan=True)

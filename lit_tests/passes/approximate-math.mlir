@@ -44,10 +44,10 @@ func.func @half_exp(%x: vector<8xf16>) -> vector<8xf16> {
 // CHECK: %[[BELOW:[a-z0-9_]+]] = arith.cmpf olt, %[[X]], %{{[a-z0-9_]+}} : vector<2x16xf32>
 // CHECK: %[[N:[a-z0-9_]+]] = math.roundeven %{{[a-z0-9_]+}} : vector<2x16xf32>
 // CHECK: %[[P:[a-z0-9_]+]] = arith.addf %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : vector<2x16xf32>
-// CHECK-NEXT: %[[PS:[a-z0-9_]+]] = vector.shape_cast %[[P]] : vector<2x16xf32> to vector<32xf32>
-// CHECK-NEXT: %[[NS:[a-z0-9_]+]] = vector.shape_cast %[[N]] : vector<2x16xf32> to vector<32xf32>
 // CHECK-NEXT: %[[ALL:[a-z0-9_-]+]] = arith.constant -1 : i16
 // CHECK-NEXT: %[[ROUND:[a-z0-9_]+]] = arith.constant 4 : i32
+// CHECK-NEXT: %[[PS:[a-z0-9_]+]] = vector.shape_cast %[[P]] : vector<2x16xf32> to vector<32xf32>
+// CHECK-NEXT: %[[NS:[a-z0-9_]+]] = vector.shape_cast %[[N]] : vector<2x16xf32> to vector<32xf32>
 // CHECK-NEXT: %[[P0:[a-z0-9_]+]] = vector.extract_strided_slice %[[PS]] {offsets = [0], sizes = [16], strides = [1]}
 // CHECK-NEXT: %[[N0:[a-z0-9_]+]] = vector.extract_strided_slice %[[NS]] {offsets = [0], sizes = [16], strides = [1]}
 // CHECK-NEXT: x86.avx512.mask.scalef %[[P0]], %[[P0]], %[[N0]], %[[ALL]], %[[ROUND]] : vector<16xf32>

@@ -18,13 +18,19 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, llvm, math, scf, vector, x86
+from torch_mlir.dialects import arith, math, scf, vector, x86
 
-from helion_fx_mlir.mlir.attributes import DEFAULT_VECTOR_REGISTERS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named, ops_where
+from helion_fx_mlir.mlir.walk import ops_where
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vector_width import vector_registers, vector_width
+from helion_fx_mlir.passes.x86_intrinsics import (
+    CURRENT_ROUNDING,
+    EVERY_LANE,
+    int_constant,
+    per_zmm,
+    whole_zmms,
+    zmm_target,
+)
 
 LOG2E = 1.44269504088896341
 LN2 = 0.693147180559945309
@@ -53,11 +59,6 @@ EXP_LOWEST, EXP_HIGHEST = -104.0, 89.0  # past these exp is 0 / inf in f32
 # n for which p * 2^n, p in [0.5, 2), is a normal f32: its exponent bits take n directly.
 NORMAL_SCALES = (-125.0, 127.0)
 EXPM1_LOW, EXPM1_HIGH = -17.5, 20.0  # below, expm1 is -1 in f32; above, e^x - 1 is e^x
-# AVX-512's vscalefps: a * 2^floor(b) for 16 f32 lanes, rounded once (subnormals exact).
-SCALEF = "x86.avx512.mask.scalef"
-SCALEF_INTRINSIC = "llvm.x86.avx512.mask.scalef.ps.512"
-SCALEF_LANES = 16
-CURRENT_ROUNDING = 4  # _MM_FROUND_CUR_DIRECTION
 
 
 class F32:
@@ -66,11 +67,7 @@ class F32:
 
     def __init__(self, type_: ir.Type, scalef: bool = False) -> None:
         self.type = type_
-        self.scalef = (
-            scalef
-            and isinstance(type_, ir.VectorType)
-            and pymath.prod(type_.shape) % SCALEF_LANES == 0
-        )
+        self.scalef = scalef and whole_zmms(type_)
         i32 = ir.IntegerType.get_signless(32)
         self.int_type = (
             ir.VectorType.get(type_.shape, i32) if isinstance(type_, ir.VectorType) else i32
@@ -170,20 +167,15 @@ def _scale(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
 
 
 def _scalef(f: F32, p: ir.Value, n: ir.Value) -> ir.Value:
-    """p * 2^n by vscalefps (`x86.avx512.mask.scalef`, every lane) on each zmm's lanes of
-    the flattened vectors."""
-    shape = ir.VectorType(f.type).shape
-    flat = ir.VectorType.get([pymath.prod(shape)], ir.F32Type.get())
-    zmm = ir.VectorType.get([SCALEF_LANES], ir.F32Type.get())
-    p, n = (vector.shape_cast(flat, v) if len(shape) != 1 else v for v in (p, n))
-    every_lane = arith.ConstantOp(ir.IntegerType.get_signless(16), -1).result
-    rounding = arith.ConstantOp(ir.IntegerType.get_signless(32), CURRENT_ROUNDING).result
-    scaled = p
-    for lane in range(0, flat.shape[0], SCALEF_LANES):
-        a, b = (vector.extract_strided_slice(zmm, v, [lane], [SCALEF_LANES], [1]) for v in (p, n))
-        part = x86.MaskScaleFOp(a, a, b, every_lane, rounding).dst
-        scaled = vector.insert_strided_slice(part, scaled, [lane], [1])
-    return vector.shape_cast(f.type, scaled) if len(shape) != 1 else scaled
+    """p * 2^n by AVX-512's vscalefps (`x86.avx512.mask.scalef`, every lane; rounded once,
+    so subnormal results are exact), one per zmm of the vectors."""
+    every_lane, rounding = int_constant(16, EVERY_LANE), int_constant(32, CURRENT_ROUNDING)
+
+    def scale(parts: list[ir.Value]) -> ir.Value:
+        a, b = parts
+        return x86.MaskScaleFOp(a, a, b, every_lane, rounding).dst
+
+    return per_zmm([p, n], scale)
 
 
 def any_lane_unset(flags: ir.Value) -> ir.Value:
@@ -400,31 +392,12 @@ COMPUTED_IN_F32 = {"f16", "bf16", "f32"}
 )
 def approximate_math(module: ir.Module) -> None:
     """Replace each f32/f16/bf16 op in APPROXIMATIONS (scalar or vector) by its polynomial."""
-    scalef = has_scalef(module)
+    scalef = zmm_target(module)
     with mlir_context():
         for op in _math_ops(module):
             with ir.InsertionPoint(op), op.location:
                 value = _approximated(op, scalef)
             op.results[0].replace_all_uses_with(value)
-            op.erase()
-
-
-@register(
-    "helion-scalef-intrinsics",
-    "x86.avx512.mask.scalef (f32) -> its LLVM intrinsic, operands in the intrinsic's order",
-)
-def scalef_intrinsics(module: ir.Module) -> None:
-    """The op is dst = k ? a * 2^floor(b) : src, and the intrinsic takes (a, b, src, k,
-    rounding); upstream's lowering passes the op's operands in the op's order, (src, a, b,
-    ...), which computes src * 2^floor(a). After buffer deallocation, which rejects the
-    intrinsic call (its memory effects are unknown), and before the x86 lowering."""
-    with mlir_context():
-        for op in ops_named(module, SCALEF):
-            src, a, b, k, rounding = op.operands
-            with ir.InsertionPoint(op), op.location:
-                operands = [a, b, src, k, rounding]
-                call = llvm.call_intrinsic(a.type, SCALEF_INTRINSIC, operands, [], [])
-            op.results[0].replace_all_uses_with(call)
             op.erase()
 
 
@@ -441,12 +414,6 @@ def _math_ops(module: ir.Module) -> list[ir.Operation]:
 
 def _element_type(type_: ir.Type) -> ir.Type:
     return type_.element_type if isinstance(type_, ir.VectorType) else type_
-
-
-def has_scalef(module: ir.Module) -> bool:
-    """Whether the module's target has vscalefps on zmm registers: AVX-512 (its 32 vector
-    registers, the default) at the default, 512-bit, vector width."""
-    return vector_registers(module) == DEFAULT_VECTOR_REGISTERS and vector_width(module) is None
 
 
 def _approximated(op: ir.Operation, scalef: bool) -> ir.Value:

@@ -43,6 +43,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     vector_width,
     vectorize,
     whole_contractions,
+    x86_intrinsics,
 )
 from helion_fx_mlir.passes.registry import PASSES, Pass, PipelinePass
 
@@ -121,7 +122,7 @@ _AFTER_BUFFERIZE = (
     "helion-grid-to-openmp",
     "helion-inline-alloca-scopes",
     "helion-stream-output-stores",
-    "helion-scalef-intrinsics",
+    "helion-x86-intrinsics",
     "helion-buffers-to-llvm",
     "helion-define-openmp-entry-points",
     *_LLVM_FIXUPS,
