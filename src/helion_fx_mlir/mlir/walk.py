@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith
+from torch_mlir.dialects import arith, vector
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # a dim, size or offset known at run time only
 # Index arithmetic: pure ops computing an index from other indices.
@@ -111,6 +111,12 @@ def constant_int(value: ir.Value) -> int | None:
 def index_constant(value: int) -> ir.Value:
     """An index `arith.constant` at the current insertion point."""
     return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def reshaped(type_: ir.Type, value: ir.Value) -> ir.Value:
+    """The vector value in another shape of its elements (a `vector.shape_cast` where the
+    shape differs), at the current insertion point."""
+    return value if value.type == type_ else vector.shape_cast(type_, value)
 
 
 # Ops whose result is a view of their first operand's buffer.

@@ -22,7 +22,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, math, scf, vector, x86
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_where
+from helion_fx_mlir.mlir.walk import ops_where, reshaped
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.x86_intrinsics import (
     CURRENT_ROUNDING,
@@ -184,10 +184,8 @@ def any_lane_unset(flags: ir.Value) -> ir.Value:
     i1 = ir.IntegerType.get_signless(1)
     every = ir.DenseElementsAttr.get_splat(flags.type, ir.IntegerAttr.get(i1, 1))
     unset = arith.xori(flags, arith.ConstantOp(flags.type, every).result)
-    shape = ir.VectorType(flags.type).shape
-    flat = ir.VectorType.get([pymath.prod(shape)], i1)
-    lanes = vector.shape_cast(flat, unset) if len(shape) != 1 else unset
-    return vector.reduction(i1, vector.CombiningKind.OR, lanes)
+    flat = ir.VectorType.get([pymath.prod(ir.VectorType(flags.type).shape)], i1)
+    return vector.reduction(i1, vector.CombiningKind.OR, reshaped(flat, unset))
 
 
 def _clamp(f: F32, x: ir.Value, low: float, high: float) -> ir.Value:

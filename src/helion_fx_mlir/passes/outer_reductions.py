@@ -20,7 +20,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import vector
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import ops_named, reshaped
 from helion_fx_mlir.passes.registry import register
 
 # vector.kind -> the arith op combining two lanes (float, integer).
@@ -82,15 +82,11 @@ def _combine(op: ir.Operation, combiner: str, table_shape: list[int]) -> None:
     rows, *lanes = table_shape
     with ir.InsertionPoint(op), op.location:
         row_type = ir.VectorType.get(lanes, element)
-        table = _reshaped(ir.VectorType.get(table_shape, element), source)
-        total = _reshaped(row_type, acc)
+        table = reshaped(ir.VectorType.get(table_shape, element), source)
+        total = reshaped(row_type, acc)
         for row in range(rows):
             value = vector.extract(table, [], [row])
             total = ir.Operation.create(combiner, [row_type], [total, value]).result
-        result = _reshaped(op.results[0].type, total)
+        result = reshaped(op.results[0].type, total)
     op.results[0].replace_all_uses_with(result)
     op.erase()
-
-
-def _reshaped(type_: ir.Type, value: ir.Value) -> ir.Value:
-    return value if value.type == type_ else vector.shape_cast(type_, value)

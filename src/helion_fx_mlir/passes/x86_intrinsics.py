@@ -6,7 +6,7 @@ rounding), and upstream's lowering passes the op's operands in the op's order, (
 ...): src * 2^floor(a). Here each op becomes the call with the operands in the intrinsic's
 order: after buffer deallocation, which rejects an intrinsic call (its memory effects are
 unknown), and before the x86 lowering. Also the helpers that split vectors into zmm
-registers for such ops, and the test for a target that has them.
+registers for such ops, and whether a module's target has them.
 
 Tried and not kept: `vrangeps` for f32 maximumf/minimumf (one instruction where LLVM emits
 four): it orders -0 below +0, but returns the number where one operand is a quiet NaN
@@ -23,7 +23,7 @@ from torch_mlir.dialects import arith, llvm, vector
 
 from helion_fx_mlir.mlir.attributes import DEFAULT_VECTOR_REGISTERS
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import ops_named, reshaped
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vector_width import vector_registers, vector_width
 
@@ -52,15 +52,14 @@ def whole_zmms(type_: ir.Type) -> bool:
 def per_zmm(values: Sequence[ir.Value], build: Callable[[list[ir.Value]], ir.Value]) -> ir.Value:
     """`build` on each zmm's lanes of the values (f32 vectors of one shape, flattened), the
     results put back together in that shape."""
-    shape = ir.VectorType(values[0].type).shape
-    flat = ir.VectorType.get([math.prod(shape)], ir.F32Type.get())
+    flat = ir.VectorType.get([math.prod(ir.VectorType(values[0].type).shape)], ir.F32Type.get())
     zmm = ir.VectorType.get([ZMM_LANES], ir.F32Type.get())
-    flattened = [vector.shape_cast(flat, v) if len(shape) != 1 else v for v in values]
+    flattened = [reshaped(flat, v) for v in values]
     result = flattened[0]
     for lane in range(0, flat.shape[0], ZMM_LANES):
         parts = [vector.extract_strided_slice(zmm, v, [lane], [ZMM_LANES], [1]) for v in flattened]
         result = vector.insert_strided_slice(build(parts), result, [lane], [1])
-    return vector.shape_cast(values[0].type, result) if len(shape) != 1 else result
+    return reshaped(values[0].type, result)
 
 
 def int_constant(width: int, value: int) -> ir.Value:
