@@ -54,6 +54,11 @@ CASES = [
     pytest.param(matmul, (50, 96, 33), _config(32, 16, 32), True, id="addmm-rows-2x1"),
     pytest.param(matmul, (50, 96, 33), _config(16, 32, 32), True, id="addmm-cols-1x2"),
     pytest.param(matmul_dot_acc, (100, 130, 70), _config(64, 64, 64), True, id="dot-64"),
+    # K of 10 tile steps in one contraction: a chunk of 8, then one of 2.
+    pytest.param(matmul, (50, 320, 40), _config(32, 16, 64), True, id="addmm-k-chunk-rest"),
+    # The 4 programs along M (the last one padded) pack B's pairs once per group of 2
+    # (shared_strips.py): N is in whole blocks, so the pack reads B itself.
+    pytest.param(matmul, (250, 256, 192), _config(64, 64, 256), True, id="addmm-shared-pairs"),
 ]
 
 

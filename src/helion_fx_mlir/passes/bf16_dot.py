@@ -92,14 +92,14 @@ def bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
 def _bf16_source(value: ir.Value) -> ir.Value | None:
     if str(ir.ShapedType(value.type).element_type) == "bf16":
         return value
-    body = _lane_wise_body(value)
+    body = lane_wise_body(value)
     if body is None or [op.name for op in body] != ["arith.extf", "linalg.yield"]:
         return None
     source = value.owner.operands[0]
     return source if str(ir.ShapedType(source.type).element_type) == "bf16" else None
 
 
-def _lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
+def lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
     """The body of the one-input linalg.generic of identity maps, all parallel, that made
     the value (an elementwise op of one tensor: a cast, a copy); None for anything else."""
     owner = value.owner

@@ -65,15 +65,25 @@ from helion_fx_mlir.passes.step_loops import flatten_carried_steps
 
 PURE_SETUP = {"arith.constant", *INDEX_ARITHMETIC, *VIEWS, "ub.poison", "vector.broadcast"}
 INIT_SETUP = {"vector.transfer_write", "linalg.fill"}
-READS = {"vector.transfer_read", "vector.load", "memref.load"}
+READS = {"vector.transfer_read", "vector.load", "memref.load", "x86.amx.tile_load"}
 WRITES = {
     "vector.transfer_write",
     "vector.store",
     "memref.store",
     "memref.copy",
 }  # target: operand 1
-# What else a packing copy may hold: reads, index arithmetic, views, masks, its loops.
-PACK_OPS = {*PURE_SETUP, *READS, "memref.dim", "vector.create_mask", "scf.for", "scf.yield"}
+# What else a packing copy may hold: reads, index arithmetic, views, masks, lane shuffles
+# (AMX's K pairs, amx_tiles.py), its loops.
+PACK_OPS = {
+    *PURE_SETUP,
+    *READS,
+    "memref.dim",
+    "vector.create_mask",
+    "vector.interleave",
+    "vector.extract_strided_slice",
+    "scf.for",
+    "scf.yield",
+}
 # Set-up a group shares: what does not depend on the program stays outside its loops.
 KEPT_SETUP = {*PURE_SETUP, "memref.alloc"}
 # Programs per group: 128 strips of 32 f32 are a 16 KB row, so a group of 2-D tiles reads its
