@@ -23,7 +23,7 @@ import torch
 from helion import exc
 from helion._compiler.backend_registry import register_compiler_backend
 from helion._compiler.triton.backend import TritonBackend
-from helion.autotuner.benchmarking import do_bench_generic, interleaved_bench_generic
+from helion.autotuner.benchmarking import do_bench_generic
 
 from helion_fx_mlir.errors import HelionMLIRError
 
@@ -56,7 +56,10 @@ class MLIRBackend(TritonBackend):
         return do_bench_generic
 
     def get_interleaved_bench(self) -> Callable[..., list[float]]:
-        return interleaved_bench_generic
+        """The finalists' re-timing, each in its steady state (`autotune.py`)."""
+        from helion_fx_mlir.runtime.autotune import steady_interleaved_bench
+
+        return steady_interleaved_bench
 
     def classify_autotune_exception(self, err: BaseException) -> str | None:
         """A config we cannot lower or compile is skipped with a warning; anything else
