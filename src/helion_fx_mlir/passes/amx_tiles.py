@@ -216,11 +216,11 @@ def amx_tile_contractions(module: ir.Module) -> None:
             if all(v is not None and _unit_rows(v) for v in buffers):
                 with ir.InsertionPoint(op), op.location:
                     _tile_loops(*buffers)
-                views = [v.owner for v in op.operands]
+                views = dict.fromkeys(v.owner for v in op.operands)
                 op.erase()
                 for view in views:
                     if not any(True for _ in view.results[0].uses):
-                        view.erase()
+                        view.erase()  # the views of the operands only the contraction read
 
 
 def _unit_rows(value: ir.Value) -> bool:
@@ -272,6 +272,7 @@ def _along_n(
     k0: ir.Value,
     steps: int,
 ) -> None:
+    """The loop over the groups of accumulator tiles along N, one chunk of K steps each."""
     for_n = _loop(ir.MemRefType(acc.type).shape[1], cols * ROWS)
     with ir.InsertionPoint(for_n.body):
         tile_n = [_plus(for_n.induction_variable, j * ROWS) for j in range(cols)]
