@@ -123,7 +123,7 @@ def tune(kernel: Any, args: tuple[Any, ...], effort: str, force: bool = False) -
 
 # The final re-timing: each config's calls timed back to back over about STEADY_MS a round.
 STEADY_MS = 20.0
-MAX_BATCH = 1000
+MAX_BATCH = 1000  # calls in one timed batch
 
 
 def steady_interleaved_bench(
@@ -140,8 +140,8 @@ def steady_interleaved_bench(
     Timed one call at a time between the other finalists' calls, each found the caches as
     another left them, and a softmax whose stores bypass the cache won the search and ran
     10% slower than the default config in steady state."""
-    first = [_timed(fn, 1) for fn in fns]
-    batches = [max(1, min(MAX_BATCH, int(STEADY_MS / max(ms, 1e-3)))) for ms in first]
+    first = [timed_ms(fn, 1) for fn in fns]
+    batches = [calls_within(ms, STEADY_MS) for ms in first]
     if max_total_ms is not None:
         sweep = sum((batch + 1) * ms for batch, ms in zip(batches, first, strict=True))
         repeat = max(3, min(repeat, int(max_total_ms / max(sweep, 1e-3))))
@@ -150,12 +150,18 @@ def steady_interleaved_bench(
     for _ in rounds:
         for fn, batch, timings in zip(fns, batches, times, strict=True):
             fn()
-            timings.append(_timed(fn, batch))
+            timings.append(timed_ms(fn, batch))
     return [statistics.median(timings) for timings in times]
 
 
-def _timed(fn: Callable[[], object], calls: int) -> float:
-    """ms per call of `calls` back-to-back calls."""
+def calls_within(first_ms: float, budget_ms: float) -> int:
+    """Calls of a function whose first call took `first_ms` that fill about `budget_ms`
+    (at least 1, at most MAX_BATCH)."""
+    return max(1, min(MAX_BATCH, int(budget_ms / max(first_ms, 1e-3))))
+
+
+def timed_ms(fn: Callable[[], object], calls: int) -> float:
+    """ms per call of `calls` back-to-back calls (the bench's timing and the re-timing's)."""
     start = time.perf_counter()
     for _ in range(calls):
         fn()

@@ -32,7 +32,7 @@ from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.frontend.host_program import build_host_function
 from helion_fx_mlir.frontend.lowering_context import resolve_config
 from helion_fx_mlir.runtime import kernel_cache
-from helion_fx_mlir.runtime.autotune import mlir_copy
+from helion_fx_mlir.runtime.autotune import calls_within, mlir_copy, timed_ms
 from helion_fx_mlir.runtime.jit import jit
 from helion_fx_mlir.tools import roofline
 
@@ -127,14 +127,7 @@ CASES = {case.name: case for case in SUITE}
 
 def _per_call_ms(fn: Callable[[], Any], budget_s: float) -> float:
     """Mean time of one call over a batch of calls lasting about budget_s."""
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    calls = max(1, min(1000, int(budget_s / max(first, 1e-6))))
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) * 1e3 / calls
+    return timed_ms(fn, calls_within(timed_ms(fn, 1), budget_s * 1e3))
 
 
 @dataclass(frozen=True)
