@@ -43,7 +43,11 @@ func.func @half_exp(%x: vector<8xf16>) -> vector<8xf16> {
 // CHECK-NOT: scf.if
 // CHECK: %[[BELOW:[a-z0-9_]+]] = arith.cmpf olt, %[[X]], %{{[a-z0-9_]+}} : vector<2x16xf32>
 // CHECK: %[[N:[a-z0-9_]+]] = math.roundeven %{{[a-z0-9_]+}} : vector<2x16xf32>
-// CHECK: %[[P:[a-z0-9_]+]] = arith.addf %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : vector<2x16xf32>
+// e^r by Horner's rule, six fmas, the last two adding the polynomial's 1 + r:
+// CHECK: %[[ONE:[a-z0-9_]+]] = arith.constant dense<1.000000e+00> : vector<2x16xf32>
+// CHECK-NEXT: math.fma %{{[a-z0-9_]+}}, %[[R:[a-z0-9_]+]], %[[ONE]] : vector<2x16xf32>
+// CHECK-NEXT: %[[ONE2:[a-z0-9_]+]] = arith.constant dense<1.000000e+00> : vector<2x16xf32>
+// CHECK-NEXT: %[[P:[a-z0-9_]+]] = math.fma %{{[a-z0-9_]+}}, %[[R]], %[[ONE2]] : vector<2x16xf32>
 // CHECK-NEXT: %[[ALL:[a-z0-9_-]+]] = arith.constant -1 : i16
 // CHECK-NEXT: %[[ROUND:[a-z0-9_]+]] = arith.constant 4 : i32
 // CHECK-NEXT: %[[PS:[a-z0-9_]+]] = vector.shape_cast %[[P]] : vector<2x16xf32> to vector<32xf32>

@@ -12,7 +12,17 @@
 // CHECK: %[[NEG:.*]] = arith.negf %[[Q0]] : vector<1x64xf32>
 // CHECK: %[[E:.*]] = math.fma %[[NEG]], %[[D]], %[[X]] : vector<1x64xf32>
 // CHECK: %[[Q1:.*]] = math.fma %[[E]], %[[R]], %[[Q0]] : vector<1x64xf32>
-// CHECK: %[[ANY:.*]] = vector.reduction <or>, %{{.*}} : vector<64xi1> into i1
+// The range check one zmm register of q1 at a time, the registers' flags and-ed:
+// CHECK: %[[FLAT:.*]] = vector.shape_cast %[[Q1]] : vector<1x64xf32> to vector<64xf32>
+// CHECK: vector.extract_strided_slice %[[FLAT]] {offsets = [48], sizes = [16], strides = [1]}
+// CHECK-COUNT-4: arith.andi %{{.*}}, %{{.*}} : vector<16xi1>
+// CHECK-NEXT: %[[FIRST:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<16xi1>
+// CHECK-NEXT: %[[SECOND:.*]] = arith.andi %[[FIRST]], %{{.*}} : vector<16xi1>
+// CHECK-NEXT: %[[ALL:.*]] = arith.andi %[[SECOND]], %{{.*}} : vector<16xi1>
+// CHECK: %[[SUM_FITS:.*]] = vector.reduction <and>, %{{.*}} : vector<1xi1> into i1
+// CHECK-NEXT: %[[FITS:.*]] = vector.broadcast %[[SUM_FITS]] : i1 to vector<16xi1>
+// CHECK-NEXT: %[[EXACT:.*]] = arith.andi %[[ALL]], %[[FITS]] : vector<16xi1>
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
 // CHECK: %[[Q:.*]] = scf.if %[[ANY]] -> (vector<1x64xf32>) {
 // CHECK:   %[[DIV:.*]] = arith.divf %[[X]], %[[D]] : vector<1x64xf32>
 // CHECK:   scf.yield %[[DIV]] : vector<1x64xf32>
@@ -34,6 +44,18 @@ func.func @by_constant(%x: vector<16xf32>) -> vector<16xf32> {
   %c = arith.constant dense<3.7> : vector<16xf32>
   %q = arith.divf %x, %c : vector<16xf32>
   return %q : vector<16xf32>
+}
+
+// A row of divisors broadcast along the rows: each lane's divisor in range, as one i1.
+// CHECK-LABEL: func.func @by_row(
+// CHECK: %[[FITS:.*]] = vector.reduction <and>, %{{.*}} : vector<32xi1> into i1
+// CHECK: vector.broadcast %[[FITS]] : i1 to vector<16xi1>
+// CHECK: vector.reduction <or>, %{{.*}} : vector<16xi1> into i1
+// CHECK: scf.if
+func.func @by_row(%x: vector<2x32xf32>, %s: vector<32xf32>) -> vector<2x32xf32> {
+  %d = vector.broadcast %s : vector<32xf32> to vector<2x32xf32>
+  %q = arith.divf %x, %d : vector<2x32xf32>
+  return %q : vector<2x32xf32>
 }
 
 // Divisors that vary lane by lane, and f64 divisions, stay divisions.

@@ -11,17 +11,24 @@ long as nothing over- or underflows. So the fast path is taken only where that h
 a subnormal, an extreme quotient) divides with `divf` in a branch, so every lane is the
 IEEE quotient either way. Softmax over 4096x1024 f32, one row per program, 2 threads,
 Sapphire Rapids: 1.11 -> 1.01 ms (0.86 with an uncorrected x * r, an ulp off at times).
+The range check takes one zmm register of q1 at a time and ands their flags (masked
+compares and one `kandw` a register), where one compare over the whole vector packed the
+registers' masks into one wide mask first: softmax 0.74 -> 0.71 ms.
 """
 
 from __future__ import annotations
+
+import functools
+import math as pymath
 
 from torch_mlir import ir
 from torch_mlir.dialects import arith, math, scf, vector
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import ops_named, reshaped
 from helion_fx_mlir.passes.approximations import F32, any_lane_unset
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.x86_intrinsics import whole_zmms, zmm_parts
 
 # The fast path's ranges: |d| in [2^-25, 2^25] (r normal) and |q1| from 2^-76 to the
 # largest f32 make |x| >= 2^-101, from which the residual is exact, and q1 normal.
@@ -76,16 +83,36 @@ def _quotient(x: ir.Value, d: ir.Value, source: ir.Value) -> ir.Value:
     q0 = arith.mulf(x, r)
     residual = math.fma(arith.negf(q0), d, x)
     q1 = math.fma(residual, r, q0)
-    exact = _within(q1, QUOTIENT_LOW, QUOTIENT_HIGH)
-    divisor_fits = _within(source, DIVISOR_LOW, DIVISOR_HIGH)
-    exact = arith.andi(exact, vector.broadcast(F32(vector_type).bool_type, divisor_fits))
-    inexact = any_lane_unset(exact)
+    exact = _exact_lanes(q1)
+    inexact = any_lane_unset(arith.andi(exact, vector.broadcast(exact.type, _fits(source))))
     branch = scf.IfOp(inexact, [vector_type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
         scf.YieldOp([arith.divf(x, d)])
     with ir.InsertionPoint(branch.else_block):
         scf.YieldOp([q1])
     return branch.results[0]
+
+
+def _fits(divisor: ir.Value) -> ir.Value:
+    """One i1: whether every lane of the divisor (a scalar, or the vector broadcast along the
+    quotient) is in the fast path's range."""
+    fits = _within(divisor, DIVISOR_LOW, DIVISOR_HIGH)
+    if not isinstance(fits.type, ir.VectorType):
+        return fits
+    i1, lanes = ir.IntegerType.get_signless(1), pymath.prod(ir.VectorType(fits.type).shape)
+    return vector.reduction(
+        i1, vector.CombiningKind.AND, reshaped(ir.VectorType.get([lanes], i1), fits)
+    )
+
+
+def _exact_lanes(q1: ir.Value) -> ir.Value:
+    """Whether each lane's q1 is in the fast path's range; on a vector of several zmm
+    registers, one register's lanes at a time, and-ed: a `kandw` per register, where the
+    whole vector's compares were packed into one wide mask first (two ops per register)."""
+    parts = zmm_parts(q1) if whole_zmms(q1.type) else [q1]
+    return functools.reduce(
+        arith.andi, [_within(part, QUOTIENT_LOW, QUOTIENT_HIGH) for part in parts]
+    )
 
 
 def _within(x: ir.Value, low: float, high: float) -> ir.Value:

@@ -49,16 +49,31 @@ def whole_zmms(type_: ir.Type) -> bool:
     )
 
 
+def _flat(value: ir.Value) -> ir.Value:
+    """An f32 vector as one dimension, for slicing it into zmm registers."""
+    lanes = math.prod(ir.VectorType(value.type).shape)
+    return reshaped(ir.VectorType.get([lanes], ir.F32Type.get()), value)
+
+
+def _zmm(flat: ir.Value, lane: int) -> ir.Value:
+    zmm = ir.VectorType.get([ZMM_LANES], ir.F32Type.get())
+    return vector.extract_strided_slice(zmm, flat, [lane], [ZMM_LANES], [1])
+
+
+def zmm_parts(value: ir.Value) -> list[ir.Value]:
+    """The lanes of each zmm register of an f32 vector of whole zmms, flattened."""
+    flat = _flat(value)
+    return [_zmm(flat, lane) for lane in range(0, ir.VectorType(flat.type).shape[0], ZMM_LANES)]
+
+
 def per_zmm(values: Sequence[ir.Value], build: Callable[[list[ir.Value]], ir.Value]) -> ir.Value:
     """`build` on each zmm's lanes of the values (f32 vectors of one shape, flattened), the
     results put back together in that shape."""
-    flat = ir.VectorType.get([math.prod(ir.VectorType(values[0].type).shape)], ir.F32Type.get())
-    zmm = ir.VectorType.get([ZMM_LANES], ir.F32Type.get())
-    flattened = [reshaped(flat, v) for v in values]
+    flattened = [_flat(v) for v in values]
     result = flattened[0]
-    for lane in range(0, flat.shape[0], ZMM_LANES):
-        parts = [vector.extract_strided_slice(zmm, v, [lane], [ZMM_LANES], [1]) for v in flattened]
-        result = vector.insert_strided_slice(build(parts), result, [lane], [1])
+    for lane in range(0, ir.VectorType(result.type).shape[0], ZMM_LANES):
+        built = build([_zmm(v, lane) for v in flattened])
+        result = vector.insert_strided_slice(built, result, [lane], [1])
     return reshaped(values[0].type, result)
 
 
