@@ -4,7 +4,8 @@ LLVM lowers `math.exp` on a vector to one libm call per lane, and this stack has
 `math-polynomial-approximation` pass. Each op here becomes branch-free f32 code that
 vectorizes: range reduction, a polynomial (Cody-Waite splitting of ln 2; exp's own minimax
 fit, Cephes' coefficients for the others), and the exponent rebuilt in the float's bits
-(exp's 2^n by AVX-512's vscalefps on targets that have it, `x86_intrinsics.py`). f16 and bf16 compute in f32.
+(exp's 2^n by AVX-512's vscalefps on targets that have it, `x86_intrinsics.py`). f16 and
+bf16 compute in f32.
 Special values follow IEEE as PyTorch does: NaN in, NaN out; exp overflows to inf and
 underflows through the subnormals to 0; log of 0 is -inf, of a negative is NaN; tanh and
 erf saturate at +-1 and keep the sign of 0; expm1 and log1p keep the digits of a small x
