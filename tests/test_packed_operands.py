@@ -118,3 +118,27 @@ def test_the_hosts_l2_is_read_in_bytes() -> None:
     """sysfs says "2048K" or "1M"; a machine without it says 0."""
     l2 = host_cpu.l2_bytes()
     assert l2 == 0 or (l2 % 1024 == 0 and 64 << 10 <= l2 <= 64 << 20)
+
+
+@pytest.mark.parametrize("pack", [None, host_cpu.LARGE_PACK])
+def test_k_blocks_the_chunks_do_not_divide_end_in_a_shorter_chunk(
+    pack: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """K in 17 blocks of 64, two of which fit PACK_BYTES: eight steps of two blocks, then one
+    block contracted after the loop (before, steps had to divide 17: one block each). The
+    host's larger limit takes the whole strip (272 KB)."""
+    torch.manual_seed(0)
+    args = (torch.randn(37, 1088), torch.randn(1088, 256))
+    config = helion.Config(block_sizes=[16, 64, 64])
+    bound = EXAMPLES["matmul"].kernel.bind(args)
+    module = parse_module(generate_mlir(bound, config=config))
+    target_pack_limit(module, pack)
+    apply(module, (*LINALG, "helion-fold-accumulations", "helion-whole-k-contractions"))
+    chunked = pack is None
+    assert str(module).count("linalg.matmul") == (2 if chunked else 1)
+    assert ("step 2 iter_args" in str(module)) == chunked
+    monkeypatch.setattr(host_cpu, "large_pack_bytes", lambda: pack)
+    monkeypatch.setattr(jit, "_ENGINES", {})
+    monkeypatch.setenv(kernel_cache.DISABLE_ENV, "0")
+    got = compile_kernel(bound, config=config)(*args)
+    torch.testing.assert_close(got, EXAMPLES["matmul"].reference(*args), rtol=1e-4, atol=1e-3)
