@@ -1,5 +1,6 @@
 """A loop over K blocks of one contraction becomes one contraction over all of K
-(`whole_k_contractions`) when the blocks tile K exactly; the result still matches eager."""
+(`whole_k_contractions`) when the blocks tile K exactly, or over the whole blocks and then
+the partial last one where only K's tail is padded; the result still matches eager."""
 
 from __future__ import annotations
 
@@ -72,3 +73,22 @@ def test_a_padded_last_k_block_keeps_the_loop() -> None:
     torch.testing.assert_close(
         compile_kernel(bound, config=config)(*args), example.reference(*args)
     )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", ["matmul", "matmul_dot_acc"])
+def test_a_k_tail_is_contracted_after_the_whole_blocks(name: str, dtype: torch.dtype) -> None:
+    """K = 70 in blocks of 16, M and N whole blocks: one contraction over the first 64 rows
+    of K, then the last block (6 rows, padded to 16), no loop."""
+    torch.manual_seed(0)
+    args = (torch.randn(32, 70, dtype=dtype), torch.randn(70, 48, dtype=dtype))
+    config = helion.Config(block_sizes=[16, 16, 16])
+    bound = EXAMPLES[name].kernel.bind(args)
+    module = apply(parse_module(generate_mlir(bound, config=config)), LINALG)
+    apply(module, ("helion-fold-accumulations", "helion-whole-k-contractions"))
+    text = str(module)
+    assert "affine.for" not in text and "scf.for " not in text
+    assert text.count("linalg.matmul") == 2
+    got = compile_kernel(bound, config=config)(*args)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else None
+    torch.testing.assert_close(got, EXAMPLES[name].reference(*args), rtol=tolerance, atol=tolerance)

@@ -9,10 +9,18 @@ instead of storing and reloading it per block. The products are added into the
 accumulator in the same order as before. Where B's rows are strided (a block of N) and its
 whole strip is too large to copy into a contiguous buffer (`packed_operands.py`), the loop
 instead steps over as many K blocks at once as make a strip that is not.
+
+A last K block that K fills only in part (Helion's masked K tail: the block's slice sized
+by `affine.min`, padded with zeros up to the block) is contracted after the whole blocks,
+padded as it was; the whole blocks are then one contraction as above. 1024 x 1040 x 1024
+f32 in 64^3 blocks, 2 threads, Sapphire Rapids: 8.3-8.5 -> 6.9-7.0 ms (torch.mm 5.8). Where
+the pads fill rows past M or N too (programs on the grid's edges), the loop stays: the whole
+padded strips were copied per program, 15-20% slower than the loop.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from torch_mlir import ir
@@ -24,6 +32,8 @@ from helion_fx_mlir.passes.packed_operands import packs, strided_rows
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import plain_layout, unrolls_well
 
+# K loops up to this many iterations have a partial last block's sizes evaluated.
+MAX_EVALUATED_TRIPS = 4096
 # Contraction -> (A's K dim, B's K dim), in the plain layouts (PLAIN_MAPS).
 K_DIMS = {"linalg.matmul": (1, 0), "linalg.batch_matmul": (2, 1)}
 INDEX_OPS = {
@@ -63,6 +73,11 @@ def whole_k_contractions(module: ir.Module) -> None:
             whole = [s for s in strips if s is not None]
             if len(whole) != len(strips) or not _same_k(whole):
                 continue
+            if any(s.k_pad for s in whole):
+                if bounds.trips == 1 or not all(_pads_only_k(s.pad, s.k_dim) for s in whole):
+                    continue
+                _contract_rest(loop, contraction, whole, bounds, 1)
+                whole, bounds = _full_blocks(whole, bounds)
             group = _blocks_per_step(whole[1], bounds, module)
             if group == bounds.trips:
                 _replace(loop, contraction, whole)
@@ -134,7 +149,8 @@ def _constant_map(attr: ir.Attribute) -> int | None:
 @dataclass(frozen=True)
 class Strip:
     """The whole K range of one operand: the per-block slice it widens, and the pad and
-    elementwise conversion (bf16 -> f32 for `hl.dot`) applied to the block after it."""
+    elementwise conversion (bf16 -> f32 for `hl.dot`) applied to the block after it; a
+    last block that K does not fill pads `k_pad` rows of zeros, as the loop's did."""
 
     slice: ir.OpView
     pad: ir.OpView | None
@@ -142,6 +158,7 @@ class Strip:
     k_dim: int
     k_start: int
     k_size: int
+    k_pad: int = 0  # zero rows the last block pads past the operand's end of K
 
 
 def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds) -> Strip | None:
@@ -155,8 +172,6 @@ def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds
         if isinstance(value.owner, ir.OpView) and value.owner.name == "tensor.pad"
         else None
     )
-    if pad is not None and not _pads_outside_k(pad, k_dim, loop):
-        return None
     slice_op = (pad.operands[0] if pad is not None else value).owner
     if (
         not isinstance(slice_op, ir.OpView)
@@ -168,38 +183,115 @@ def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds
         != ir.RankedTensorType(slice_op.operands[0].type).rank
     ):
         return None
-    k_size = ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"])[k_dim]
+    k_size, k_pad, k_value = _block_rows(slice_op, k_dim, loop, bounds)
+    if k_size is None or (pad is not None and not _pads_outside_k(pad, k_dim, loop, k_value)):
+        return None
     offsets = _offsets(slice_op)
-    sizes = list(slice_op.operands)[1 + _operand_count(slice_op, "offsets") :]
-    if (
-        ir.ShapedType.is_dynamic_size(k_size)
-        or not all(_invariant(v, loop) for v in sizes)
-        or not all(
-            _invariant(o, loop)
-            for i, o in enumerate(offsets)
-            if i != k_dim and isinstance(o, ir.Value)
-        )
+    sizes = [v for v in _sizes(slice_op) if k_value is None or v != k_value]
+    if not all(_invariant(v, loop) for v in sizes) or not all(
+        _invariant(o, loop) for i, o in enumerate(offsets) if i != k_dim and isinstance(o, ir.Value)
     ):
         return None
     linear = _linear_in(offsets[k_dim], loop.regions[0].blocks[0].arguments[0])
     if linear is None or linear[0] * bounds.step != k_size:
         return None
+    if k_pad and pad is None:
+        return None
     return Strip(
-        slice_op, pad, cast, k_dim, linear[0] * bounds.lower + linear[1], k_size * bounds.trips
+        slice_op,
+        pad,
+        cast,
+        k_dim,
+        linear[0] * bounds.lower + linear[1],
+        k_size * bounds.trips,
+        k_pad,
     )
 
 
-def _pads_outside_k(pad: ir.OpView, k_dim: int, loop: ir.Operation) -> bool:
-    """A pad with nothing added along K and loop-invariant amounts elsewhere."""
+def _block_rows(
+    slice_op: ir.OpView, k_dim: int, loop: ir.Operation, bounds: Bounds
+) -> tuple[int | None, int, ir.Value | None]:
+    """(K rows of a block, rows its last block lacks, the value of a block's K size when
+    it is dynamic): a static size, or `affine.min` of the loop's index that is one constant
+    on every iteration but the last, which it fills in part (the K tail Helion masks)."""
+    static_sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
+    value = _block_rows_value(slice_op, k_dim, static_sizes)
+    if value is None:
+        return static_sizes[k_dim], 0, None
+    rows = _per_iteration(value, loop, bounds)
+    if rows is None or len(set(rows[:-1])) > 1 or not 0 < rows[-1] <= rows[0]:
+        return None, 0, None
+    return rows[0], rows[0] - rows[-1], value
+
+
+def _sizes(slice_op: ir.OpView) -> list[ir.Value]:
+    """The dynamic size operands of an extract_slice."""
+    start = 1 + _operand_count(slice_op, "offsets")
+    return list(slice_op.operands)[start : start + _operand_count(slice_op, "sizes")]
+
+
+def _per_iteration(value: ir.Value, loop: ir.Operation, bounds: Bounds) -> list[int] | None:
+    """An `affine.min` of the loop's index alone, evaluated on each iteration."""
+    owner = value.owner
+    iv = loop.regions[0].blocks[0].arguments[0]
+    if (
+        not isinstance(owner, ir.OpView)
+        or owner.name != "affine.min"
+        or list(owner.operands) != [iv]
+        or bounds.trips > MAX_EVALUATED_TRIPS
+    ):
+        return None
+    amap = ir.AffineMapAttr(owner.attributes["map"]).value
+    terms = [t for t in (_affine_linear(e) for e in amap.results) if t is not None]
+    if amap.n_dims != 1 or amap.n_symbols or len(terms) != len(list(amap.results)):
+        return None
+    steps = [bounds.lower + i * bounds.step for i in range(bounds.trips)]
+    return [min(a * k + b for a, b in terms) for k in steps]
+
+
+def _pads_outside_k(
+    pad: ir.OpView, k_dim: int, loop: ir.Operation, k_rows: ir.Value | None
+) -> bool:
+    """A pad with loop-invariant amounts outside K, and nothing added along K, or (for a
+    block whose K size is `k_rows`) the rows up to the block: `block - k_rows`."""
     low, high = (
         list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
     )
+    k_amount = _k_pad_amount(pad, k_dim)
     return (
         low[k_dim] == 0
-        and high[k_dim] == 0
-        and all(_invariant(v, loop) for v in list(pad.operands)[1:])
+        and (high[k_dim] == 0 if k_rows is None else _fills_block(k_amount, k_rows))
+        and all(
+            _invariant(v, loop) for v in list(pad.operands)[1:] if k_amount is None or v != k_amount
+        )
         and unrolls_well(list(ir.RankedTensorType(pad.results[0].type).shape))
     )
+
+
+def _k_pad_amount(pad: ir.OpView, k_dim: int) -> ir.Value | None:
+    """The dynamic operand of the pad's high amount along K (None: static)."""
+    low, high = (
+        list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
+    )
+    if not ir.ShapedType.is_dynamic_size(high[k_dim]):
+        return None
+    lows = sum(ir.ShapedType.is_dynamic_size(d) for d in low)
+    highs = sum(ir.ShapedType.is_dynamic_size(d) for d in high[:k_dim])
+    return list(pad.operands)[1 + lows + highs]
+
+
+def _fills_block(amount: ir.Value | None, k_rows: ir.Value) -> bool:
+    """`amount` is `block - k_rows` (`arith.subi` from a constant, or `affine.apply`), the
+    padding of a K tail up to its block."""
+    owner = amount.owner if amount is not None else None
+    if not isinstance(owner, ir.OpView) or list(owner.operands)[-1:] != [k_rows]:
+        return False
+    if owner.name == "arith.subi":
+        return constant_int(owner.operands[0]) is not None
+    if owner.name != "affine.apply" or len(owner.operands) != 1:
+        return False
+    results = list(ir.AffineMapAttr(owner.attributes["map"]).value.results)
+    return len(results) == 1 and (_affine_linear(results[0]) or (0, 0))[0] == -1
 
 
 def _is_cast(op: ir.Operation | ir.Block) -> bool:
@@ -296,6 +388,33 @@ def _affine_linear(expr: ir.AffineExpr) -> tuple[int, int] | None:
             return None
         return lhs[0] * rhs[1] + rhs[0] * lhs[1], lhs[1] * rhs[1]
     return None
+
+
+def _full_blocks(strips: list[Strip], bounds: Bounds) -> tuple[list[Strip], Bounds]:
+    """The strips and bounds of the blocks before a partial last one (contracted after the
+    loop), whose pads only filled the K tail: no pad."""
+    full = [
+        dataclasses.replace(
+            s,
+            k_size=s.k_size - s.k_size // bounds.trips,
+            k_pad=0,
+            pad=None,
+        )
+        for s in strips
+    ]
+    return full, Bounds(bounds.lower, bounds.trips - 1, bounds.step)
+
+
+def _pads_only_k(pad: ir.OpView | None, k_dim: int) -> bool:
+    """A pad whose only nonzero amount is its dynamic K tail (M and N not padded: programs
+    on the grid's edges pad whole strips, copied whole and slower than the loop)."""
+    if pad is None:
+        return False
+    low, high = (
+        list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
+    )
+    others = [d for i, d in enumerate(high) if i != k_dim]
+    return len(pad.operands) == 2 and not any(low) and not any(others)
 
 
 def _blocks_per_step(b_strip: Strip, bounds: Bounds, module: ir.Module) -> int:
@@ -408,11 +527,13 @@ def _strip_value(
         k_start if i == strip.k_dim else o if isinstance(o, int) else _hoisted(o, loop)
         for i, o in enumerate(_offsets(op))
     ]
-    sizes = [_hoisted(v, loop) for v in list(op.operands)[1 + _operand_count(op, "offsets") :]]
     static_sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
-    static_sizes[strip.k_dim] = k_size
+    k_rows = _block_rows_value(op, strip.k_dim, static_sizes)
+    sizes = [_hoisted(v, loop) for v in _sizes(op) if k_rows is None or v != k_rows]
+    valid = k_size - strip.k_pad
+    static_sizes[strip.k_dim] = valid
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    shape[strip.k_dim] = k_size
+    shape[strip.k_dim] = valid
     element = ir.RankedTensorType(op.operands[0].type).element_type
     static_offsets = [
         ir.ShapedType.get_dynamic_size() if isinstance(o, ir.Value) else o for o in offsets
@@ -429,7 +550,13 @@ def _strip_value(
     ).result
     if strip.pad is None:
         return value if strip.cast is None else _widened_cast(strip.cast, value)
-    amounts = [_hoisted(amount, loop) for amount in list(strip.pad.operands)[1:]]
+    k_amount = _k_pad_amount(strip.pad, strip.k_dim)
+    amounts = [
+        arith.ConstantOp(ir.IndexType.get(), strip.k_pad).result
+        if k_amount is not None and amount == k_amount
+        else _hoisted(amount, loop)
+        for amount in list(strip.pad.operands)[1:]
+    ]
     padded = strip.pad.clone()
     for i, operand in enumerate([value, *amounts]):
         padded.operands[i] = operand
@@ -438,6 +565,13 @@ def _strip_value(
     padded.results[0].set_type(ir.RankedTensorType.get(shape, element))
     widened = padded.results[0]
     return widened if strip.cast is None else _widened_cast(strip.cast, widened)
+
+
+def _block_rows_value(op: ir.OpView, k_dim: int, static_sizes: list[int]) -> ir.Value | None:
+    """The dynamic K size operand of a block's slice (None: static)."""
+    if not ir.ShapedType.is_dynamic_size(static_sizes[k_dim]):
+        return None
+    return _sizes(op)[sum(ir.ShapedType.is_dynamic_size(d) for d in static_sizes[:k_dim])]
 
 
 def _widened_cast(strip_cast: ir.OpView, value: ir.Value) -> ir.Value:
