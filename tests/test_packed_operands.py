@@ -128,7 +128,7 @@ def test_k_blocks_the_chunks_do_not_divide_end_in_a_shorter_chunk(
     block contracted after the loop (before, steps had to divide 17: one block each). The
     host's larger limit takes the whole strip (272 KB)."""
     torch.manual_seed(0)
-    args = (torch.randn(37, 1088), torch.randn(1088, 256))
+    args = (torch.randn(48, 1088), torch.randn(1088, 256))
     config = helion.Config(block_sizes=[16, 64, 64])
     bound = EXAMPLES["matmul"].kernel.bind(args)
     module = parse_module(generate_mlir(bound, config=config))

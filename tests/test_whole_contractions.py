@@ -92,3 +92,32 @@ def test_a_k_tail_is_contracted_after_the_whole_blocks(name: str, dtype: torch.d
     got = compile_kernel(bound, config=config)(*args)
     tolerance = 2e-2 if dtype == torch.bfloat16 else None
     torch.testing.assert_close(got, EXAMPLES[name].reference(*args), rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape", "contractions"),
+    [((40, 64), (64, 48), 2), ((40, 70), (70, 45), 3)],
+    ids=["edge-rows", "edge-rows-cols-and-k-tail"],
+)
+def test_programs_off_the_edges_contract_whole_strips(
+    x_shape: tuple[int, int], y_shape: tuple[int, int], contractions: int, dtype: torch.dtype
+) -> None:
+    """M (and N, K) not dividing their blocks of 16: programs whose M and N blocks are whole
+    take the whole strips sliced at the block's shape (and K's tail after them); the edge
+    programs take the padded whole strips, or keep the loop where K has a tail too."""
+    torch.manual_seed(0)
+    args = (torch.randn(*x_shape, dtype=dtype), torch.randn(*y_shape, dtype=dtype))
+    config = helion.Config(block_sizes=[16, 16, 16])
+    bound = EXAMPLES["matmul"].kernel.bind(args)
+    module = apply(parse_module(generate_mlir(bound, config=config)), LINALG)
+    apply(module, ("helion-fold-accumulations", "helion-whole-k-contractions"))
+    text = str(module)
+    assert "scf.if" in text
+    assert text.count("linalg.matmul") == contractions
+    assert ("affine.for" in text) == (contractions == 3)
+    got = compile_kernel(bound, config=config)(*args)
+    tolerance = 2e-2 if dtype == torch.bfloat16 else None
+    torch.testing.assert_close(
+        got, EXAMPLES["matmul"].reference(*args), rtol=tolerance, atol=tolerance
+    )

@@ -103,3 +103,43 @@ func.func @padded_k_and_m(%x: tensor<12x24xf32>, %y: tensor<24x16xf32>) -> tenso
   }
   return %r : tensor<16x16xf32>
 }
+
+// M's block ends past M on the grid's edge (a slice of %rows rows, padded up to 16): the
+// programs whose block is whole (%rows = 16, nothing padded) take one contraction over the
+// whole K strips, sliced at the block's shape; the others the padded whole strips.
+// CHECK-LABEL: func.func @edge_rows(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<40x32xf32>, %[[Y:[a-z0-9_]+]]: tensor<32x16xf32>, %[[ROW:[a-z0-9_]+]]: index
+// CHECK: %[[PAD:[a-z0-9_]+]] = arith.subi
+// CHECK: %[[ZERO:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[WHOLE:[a-z0-9_]+]] = arith.cmpi eq, %[[PAD]], %[[ZERO]] : index
+// CHECK-NEXT: %[[R:[a-z0-9_]+]] = scf.if %[[WHOLE]] -> (tensor<16x16xf32>) {
+// CHECK-NEXT: %[[LHS:[a-z0-9_]+]] = tensor.extract_slice %[[X]][%[[ROW]], 0] [16, 32] [1, 1] : tensor<40x32xf32> to tensor<16x32xf32>
+// CHECK-NEXT: %[[RHS:[a-z0-9_]+]] = tensor.extract_slice %[[Y]][0, 0] [32, 16] [1, 1] : tensor<32x16xf32> to tensor<32x16xf32>
+// CHECK-NEXT: %[[MM:[a-z0-9_]+]] = linalg.matmul ins(%[[LHS]], %[[RHS]] : tensor<16x32xf32>, tensor<32x16xf32>)
+// CHECK-NEXT: scf.yield %[[MM]] : tensor<16x16xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[EDGE:[a-z0-9_]+]] = tensor.extract_slice %[[X]][%[[ROW]], 0] [%{{[a-z0-9_]+}}, 32] [1, 1] : tensor<40x32xf32> to tensor<?x32xf32>
+// CHECK-NEXT: %[[PADDED:[a-z0-9_]+]] = tensor.pad %[[EDGE]] low[0, 0] high[%[[PAD]], 0]
+// CHECK: %[[EDGE_MM:[a-z0-9_]+]] = linalg.matmul ins(%[[PADDED]], %{{[a-z0-9_]+}} : tensor<16x32xf32>, tensor<32x16xf32>)
+// CHECK-NEXT: scf.yield %[[EDGE_MM]] : tensor<16x16xf32>
+// CHECK: return %[[R]] : tensor<16x16xf32>
+func.func @edge_rows(%x: tensor<40x32xf32>, %y: tensor<32x16xf32>, %row: index) -> tensor<16x16xf32> {
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %rows = affine.min affine_map<(d0) -> (16, -d0 + 40)>(%row)
+  %pad = arith.subi %c16, %rows : index
+  %e = tensor.empty() : tensor<16x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %r = affine.for %k = 0 to 2 iter_args(%a = %acc) -> (tensor<16x16xf32>) {
+    %off = affine.apply #k_block(%k)
+    %lhs = tensor.extract_slice %x[%row, %off] [%rows, 16] [1, 1] : tensor<40x32xf32> to tensor<?x16xf32>
+    %lhs_p = tensor.pad %lhs low[0, 0] high[%pad, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } : tensor<?x16xf32> to tensor<16x16xf32>
+    %rhs = tensor.extract_slice %y[%off, 0] [16, 16] [1, 1] : tensor<32x16xf32> to tensor<16x16xf32>
+    %mm = linalg.matmul ins(%lhs_p, %rhs : tensor<16x16xf32>, tensor<16x16xf32>) outs(%a : tensor<16x16xf32>) -> tensor<16x16xf32>
+    affine.yield %mm : tensor<16x16xf32>
+  }
+  return %r : tensor<16x16xf32>
+}
