@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 
 from torch_mlir import ir
@@ -522,7 +523,8 @@ def _blocks_per_step(b_strip: Strip, bounds: Bounds, module: ir.Module) -> int:
         ),
         default=1,
     )
-    return -(-bounds.trips // -(-bounds.trips // most))  # as many blocks as the fewest steps allow
+    steps = math.ceil(bounds.trips / most)
+    return math.ceil(bounds.trips / steps)
 
 
 def _strip_shape(strip: Strip, k_size: int) -> list[int]:

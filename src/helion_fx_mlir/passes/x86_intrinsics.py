@@ -56,6 +56,7 @@ def _flat(value: ir.Value) -> ir.Value:
 
 
 def _zmm(flat: ir.Value, lane: int) -> ir.Value:
+    """The zmm register's worth of lanes from `lane` on."""
     zmm = ir.VectorType.get([ZMM_LANES], ir.F32Type.get())
     return vector.extract_strided_slice(zmm, flat, [lane], [ZMM_LANES], [1])
 
