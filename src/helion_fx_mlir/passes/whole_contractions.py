@@ -119,23 +119,17 @@ def _edge_amounts(strip: Strip) -> list[ir.Value] | None:
     such a pad, None where it pads otherwise too (a static amount)."""
     if strip.pad is None or strip.full_shape is not None:
         return []
-    low, high = (
-        list(ir.DenseI64ArrayAttr(strip.pad.attributes[f"static_{side}"]))
-        for side in ("low", "high")
-    )
-    sizes = list(ir.DenseI64ArrayAttr(strip.slice.attributes["static_sizes"]))
-    amounts = iter(list(strip.pad.operands)[1 + sum(map(ir.ShapedType.is_dynamic_size, low)) :])
-    edges = []
-    for dim, amount in enumerate(high):
-        value = next(amounts) if ir.ShapedType.is_dynamic_size(amount) else None
-        if dim == strip.k_dim or amount == 0:
-            continue
-        if value is None or constant_int(value) is not None:
-            return None
-        if not ir.ShapedType.is_dynamic_size(sizes[dim]):
-            return None
-        edges.append(value)
-    return edges if not any(low) else None
+    low, high, dynamic = _pad_amounts(strip.pad)
+    sizes = _static(strip.slice, "static_sizes")
+    outside = [d for d, amount in enumerate(high) if d != strip.k_dim and amount != 0]
+    if any(low) or any(
+        d not in dynamic
+        or constant_int(dynamic[d]) is not None
+        or not ir.ShapedType.is_dynamic_size(sizes[d])
+        for d in outside
+    ):
+        return None
+    return [dynamic[d] for d in outside]
 
 
 def _interior_version(loop: ir.Operation, strips: list[Strip]) -> ir.Operation:
@@ -269,7 +263,7 @@ def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds
     if k_size is None or (pad is not None and not _pads_outside_k(pad, k_dim, loop, k_value)):
         return None
     offsets = _offsets(slice_op)
-    sizes = [v for v in _sizes(slice_op) if k_value is None or v != k_value]
+    sizes = [v for d, v in _dynamic_sizes(slice_op).items() if d != k_dim]
     if not all(_invariant(v, loop) for v in sizes) or not all(
         _invariant(o, loop) for i, o in enumerate(offsets) if i != k_dim and isinstance(o, ir.Value)
     ):
@@ -296,20 +290,34 @@ def _block_rows(
     """(K rows of a block, rows its last block lacks, the value of a block's K size when
     it is dynamic): a static size, or `affine.min` of the loop's index that is one constant
     on every iteration but the last, which it fills in part (the K tail Helion masks)."""
-    static_sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
-    value = _block_rows_value(slice_op, k_dim, static_sizes)
+    value = _dynamic_sizes(slice_op).get(k_dim)
     if value is None:
-        return static_sizes[k_dim], 0, None
+        return _static(slice_op, "static_sizes")[k_dim], 0, None
     rows = _per_iteration(value, loop, bounds)
     if rows is None or len(set(rows[:-1])) > 1 or not 0 < rows[-1] <= rows[0]:
         return None, 0, None
     return rows[0], rows[0] - rows[-1], value
 
 
-def _sizes(slice_op: ir.OpView) -> list[ir.Value]:
-    """The dynamic size operands of an extract_slice."""
+def _static(op: ir.OpView, name: str) -> list[int]:
+    """An op's static sizes or amounts (`static_sizes`, `static_high`, ...)."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _dynamic_sizes(slice_op: ir.OpView) -> dict[int, ir.Value]:
+    """The operand of each dynamic size of an extract_slice, by dim."""
+    sizes = _static(slice_op, "static_sizes")
+    dims = [d for d, size in enumerate(sizes) if ir.ShapedType.is_dynamic_size(size)]
     start = 1 + _operand_count(slice_op, "offsets")
-    return list(slice_op.operands)[start : start + _operand_count(slice_op, "sizes")]
+    return dict(zip(dims, list(slice_op.operands)[start : start + len(dims)], strict=True))
+
+
+def _pad_amounts(pad: ir.OpView) -> tuple[list[int], list[int], dict[int, ir.Value]]:
+    """A pad's static low and high amounts, and the operand of each dynamic high one by dim."""
+    low, high = _static(pad, "static_low"), _static(pad, "static_high")
+    dims = [d for d, amount in enumerate(high) if ir.ShapedType.is_dynamic_size(amount)]
+    start = 1 + sum(map(ir.ShapedType.is_dynamic_size, low))
+    return low, high, dict(zip(dims, list(pad.operands)[start:], strict=True))
 
 
 def _per_iteration(value: ir.Value, loop: ir.Operation, bounds: Bounds) -> list[int] | None:
@@ -336,10 +344,8 @@ def _pads_outside_k(
 ) -> bool:
     """A pad with loop-invariant amounts outside K, and nothing added along K, or (for a
     block whose K size is `k_rows`) the rows up to the block: `block - k_rows`."""
-    low, high = (
-        list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
-    )
-    k_amount = _k_pad_amount(pad, k_dim)
+    low, high, dynamic = _pad_amounts(pad)
+    k_amount = dynamic.get(k_dim)
     return (
         low[k_dim] == 0
         and (high[k_dim] == 0 if k_rows is None else _fills_block(k_amount, k_rows))
@@ -348,18 +354,6 @@ def _pads_outside_k(
         )
         and unrolls_well(list(ir.RankedTensorType(pad.results[0].type).shape))
     )
-
-
-def _k_pad_amount(pad: ir.OpView, k_dim: int) -> ir.Value | None:
-    """The dynamic operand of the pad's high amount along K (None: static)."""
-    low, high = (
-        list(ir.DenseI64ArrayAttr(pad.attributes[f"static_{side}"])) for side in ("low", "high")
-    )
-    if not ir.ShapedType.is_dynamic_size(high[k_dim]):
-        return None
-    lows = sum(ir.ShapedType.is_dynamic_size(d) for d in low)
-    highs = sum(ir.ShapedType.is_dynamic_size(d) for d in high[:k_dim])
-    return list(pad.operands)[1 + lows + highs]
 
 
 def _fills_block(amount: ir.Value | None, k_rows: ir.Value) -> bool:
@@ -493,12 +487,9 @@ def _pads_only_k(strip: Strip) -> bool:
     the loop."""
     if strip.pad is None or strip.full_shape is not None:
         return strip.pad is not None
-    low, high = (
-        list(ir.DenseI64ArrayAttr(strip.pad.attributes[f"static_{side}"]))
-        for side in ("low", "high")
-    )
-    others = [d for i, d in enumerate(high) if i != strip.k_dim]
-    return len(strip.pad.operands) == 2 and not any(low) and not any(others)
+    low, high, dynamic = _pad_amounts(strip.pad)
+    others = [amount for d, amount in enumerate(high) if d != strip.k_dim]
+    return list(dynamic) == [strip.k_dim] and not any(low + others)
 
 
 def _blocks_per_step(b_strip: Strip, bounds: Bounds, module: ir.Module) -> int:
@@ -612,17 +603,15 @@ def _strip_value(
         k_start if i == strip.k_dim else o if isinstance(o, int) else _hoisted(o, loop)
         for i, o in enumerate(_offsets(op))
     ]
-    static_sizes = list(ir.DenseI64ArrayAttr(op.attributes["static_sizes"]))
-    dynamic = [d for d, size in enumerate(static_sizes) if ir.ShapedType.is_dynamic_size(size)]
-    static_sizes[strip.k_dim] = k_size - strip.k_pad
+    dynamic = _dynamic_sizes(op)
+    static_sizes = _static(op, "static_sizes")
     if strip.full_shape is not None:
-        static_sizes = [
-            full if d != strip.k_dim and d in dynamic else size
-            for d, (size, full) in enumerate(zip(static_sizes, strip.full_shape, strict=True))
-        ]
+        for d in dynamic:
+            static_sizes[d] = strip.full_shape[d]
+    static_sizes[strip.k_dim] = k_size - strip.k_pad
     sizes = [
         _hoisted(v, loop)
-        for d, v in zip(dynamic, _sizes(op), strict=True)
+        for d, v in dynamic.items()
         if ir.ShapedType.is_dynamic_size(static_sizes[d])
     ]
     shape = list(static_sizes)
@@ -642,7 +631,7 @@ def _strip_value(
     ).result
     if strip.pad is None:
         return value if strip.cast is None else _widened_cast(strip.cast, value)
-    k_amount = _k_pad_amount(strip.pad, strip.k_dim)
+    k_amount = _pad_amounts(strip.pad)[2].get(strip.k_dim)
     amounts = [
         arith.ConstantOp(ir.IndexType.get(), strip.k_pad).result
         if k_amount is not None and amount == k_amount
@@ -659,13 +648,6 @@ def _strip_value(
     padded.results[0].set_type(ir.RankedTensorType.get(shape, element))
     widened = padded.results[0]
     return widened if strip.cast is None else _widened_cast(strip.cast, widened)
-
-
-def _block_rows_value(op: ir.OpView, k_dim: int, static_sizes: list[int]) -> ir.Value | None:
-    """The dynamic K size operand of a block's slice (None: static)."""
-    if not ir.ShapedType.is_dynamic_size(static_sizes[k_dim]):
-        return None
-    return _sizes(op)[sum(ir.ShapedType.is_dynamic_size(d) for d in static_sizes[:k_dim])]
 
 
 def _widened_cast(strip_cast: ir.OpView, value: ir.Value) -> ir.Value:
