@@ -251,11 +251,16 @@ def views_of(buffer: ir.Value) -> set[ir.Value]:
 
 def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
     """The largest power of two up to `most` dividing dimension `dim` whose groups the
-    threads share about as evenly as the programs alone (IMBALANCE)."""
-    size = most
-    while size > 1 and (trips[dim] % size or not _balanced(math.prod(trips), size, threads)):
-        size //= 2
-    return size
+    threads share about as evenly as the programs alone (IMBALANCE); where none but 1
+    does, the largest other divisor that do (15 rows of whole matmul tiles, 1000 rows in
+    64-row blocks: groups of 15, not 15 programs copying the same B strip each)."""
+    fits = [
+        size
+        for size in range(min(most, trips[dim]), 0, -1)
+        if trips[dim] % size == 0 and _balanced(math.prod(trips), size, threads)
+    ]
+    powers = [size for size in fits if not size & (size - 1)]
+    return powers[0] if powers[0] > 1 else fits[0]
 
 
 def _balanced(programs: int, size: int, threads: int) -> bool:

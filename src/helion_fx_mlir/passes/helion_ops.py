@@ -60,11 +60,12 @@ def promote_single_program_grids(module: ir.Module) -> None:
     mlir-opt asserts on it)."""
     with mlir_context():
         for grid in ops_named(module, "scf.forall"):
-            if _one_program(grid):
-                _promote(grid)
+            if one_program(grid):
+                promote_program(grid)
 
 
-def _one_program(grid: ir.Operation) -> bool:
+def one_program(grid: ir.Operation) -> bool:
+    """Whether an scf.forall runs exactly one program."""
     attrs = grid.attributes
     lower, upper, step = (
         list(ir.DenseI64ArrayAttr(attrs[k]))
@@ -76,7 +77,8 @@ def _one_program(grid: ir.Operation) -> bool:
     return all(b == 1 or constant_int(next(dynamic)) == 1 for b in upper)
 
 
-def _promote(grid: ir.Operation) -> None:
+def promote_program(grid: ir.Operation) -> None:
+    """The grid of one program as its body, its stores inserts into the result so far."""
     body = grid.regions[0].blocks[0]
     rank = len(ir.DenseI64ArrayAttr(grid.attributes["staticUpperBound"]))
     inits = list(grid.operands[len(grid.operands) - len(grid.results) :])

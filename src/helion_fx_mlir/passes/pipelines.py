@@ -22,6 +22,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     block_moves,
     buffers,
     float_conversions,
+    grid_edges,
     grid_groups,
     helion_ops,
     independent_programs,
@@ -38,6 +39,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     soft_bf16,
     streaming_stores,
     trim_padded_tiles,
+    trimmed_accumulators,
     unit_batches,
     upstream,
     vector_width,
@@ -67,9 +69,11 @@ _FOR_LLVM = (
 # linalg on tensors -> vector ops, before bufferizing: accumulations fold before fusion
 # (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
 VECTORIZE = (
+    "helion-split-grid-edges",
     "helion-fold-accumulations",
     "helion-fuse-elementwise",
     "helion-fold-accumulations",
+    "helion-trim-padded-accumulators",
     "helion-trim-padded-tiles",
     "helion-fold-unit-dim-reshapes",
     "helion-whole-k-contractions",
@@ -142,6 +146,7 @@ LLVM_AMX = (
 LLVM_CHECKED = (
     *LINALG,
     *_FOR_LLVM,
+    "helion-split-grid-edges",
     "helion-fuse-elementwise",
     *_BUFFERIZE,
     "helion-buffers-to-llvm-checked",

@@ -313,11 +313,18 @@ def _dynamic_sizes(slice_op: ir.OpView) -> dict[int, ir.Value]:
 
 
 def _pad_amounts(pad: ir.OpView) -> tuple[list[int], list[int], dict[int, ir.Value]]:
-    """A pad's static low and high amounts, and the operand of each dynamic high one by dim."""
+    """A pad's low and high amounts known before run time (static, or constant operands:
+    `grid_edges.py` folds a grid's whole tiles' sizes), and the operand of each other high
+    amount by dim."""
     low, high = _static(pad, "static_low"), _static(pad, "static_high")
     dims = [d for d, amount in enumerate(high) if ir.ShapedType.is_dynamic_size(amount)]
     start = 1 + sum(map(ir.ShapedType.is_dynamic_size, low))
-    return low, high, dict(zip(dims, list(pad.operands)[start:], strict=True))
+    dynamic = dict(zip(dims, list(pad.operands)[start:], strict=True))
+    for d, value in list(dynamic.items()):
+        if (amount := constant_int(value)) is not None:
+            high[d] = amount
+            del dynamic[d]
+    return low, high, dynamic
 
 
 def _per_iteration(value: ir.Value, loop: ir.Operation, bounds: Bounds) -> list[int] | None:
