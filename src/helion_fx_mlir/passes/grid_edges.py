@@ -9,12 +9,15 @@ arithmetic is the same on every program but the last along a dimension becomes a
 the programs before it and a grid of the edge, chained through the output tensor; in each,
 the values that are the same on all its programs become constants, so the interior's
 tiles are static and whole and the edges' tiles static and short. The values are
-evaluated on every program (`grid_values.py`), never assumed. 1040^3 f32 in 64^3 blocks, 2
-threads: 9.5 -> 7.0 ms (1024^3: 6.2, torch.mm 5.7-6.0).
+evaluated on every program (`grid_values.py`), never assumed. f32 in 64^3 blocks, 2
+threads, with `trimmed_accumulators.py`: 1040^3 9.5-9.7 -> 7.9 ms, 1000^3 7.9-8.1 -> 6.9
+(1024^3 7.2, torch.mm 5.5-6.5 in the same runs).
 
 A dimension splits only where the programs before its edge are at least as many as the
-threads (`helion.threads`): the grids run one after another, each shared by the threads.
-On linalg on tensors, `scf.forall` grids with static bounds, before canonicalization folds
+threads (`helion.threads`; the grids run one after another, each shared by the threads)
+and it has 3 programs or more (along 2, an offset changes on the last program too). A
+piece of one program becomes its body as `helion-promote-single-program-grids` makes it
+(MLIR's canonicalizer would lose a program's second store). On linalg on tensors, `scf.forall` grids with static bounds, before canonicalization folds
 the constants into static shapes (`helion-fuse-elementwise`).
 """
 
