@@ -127,8 +127,10 @@ def _check_add(block_sizes: list[int], grid: str) -> None:
         ("matmul", [(64, 96), (96, 80)], [16, 16, 32], "1, 5"),  # K in packed chunks
         ("matmul", [(128, 256), (256, 64)], [32, 16, 64], "1, 4"),
         ("bmm", [(2, 64, 48), (2, 48, 32)], [1, 16, 16, 16], "2, 1, 2"),  # not along the batch
+        # 248 rows: 15 whole tiles (their own grid, `grid_edges.py`), grouped by 15
+        ("matmul", [(248, 64), (64, 80)], [16, 16, 16], "1, 5"),
     ],
-    ids=["matmul-16", "matmul-k-chunks", "matmul-32x16", "bmm"],
+    ids=["matmul-16", "matmul-k-chunks", "matmul-32x16", "bmm", "matmul-15-whole-rows"],
 )
 def test_matmul_programs_share_their_packed_operand(
     example: str, shapes: list[tuple[int, ...]], block_sizes: list[int], grid: str, threads: int
