@@ -17,8 +17,9 @@ A dimension splits only where the programs before its edge are at least as many 
 threads (`helion.threads`; the grids run one after another, each shared by the threads)
 and it has 3 programs or more (along 2, an offset changes on the last program too). A
 piece of one program becomes its body as `helion-promote-single-program-grids` makes it
-(MLIR's canonicalizer would lose a program's second store). On linalg on tensors, `scf.forall` grids with static bounds, before canonicalization folds
-the constants into static shapes (`helion-fuse-elementwise`).
+(MLIR's canonicalizer would lose a program's second store). On linalg on tensors,
+`scf.forall` grids with static bounds, before canonicalization folds the constants into
+static shapes (`helion-fuse-elementwise`).
 """
 
 from __future__ import annotations
