@@ -49,7 +49,8 @@ def split_grid_edges(module: ir.Module) -> None:
     with mlir_context():
         threads = threads_of(module)
         for grid in ops_named(module, "scf.forall"):
-            _split(grid, threads)
+            if grid.operation.parent.name == "func.func":  # a grid, not a loop in one
+                _split(grid, threads)
 
 
 def _split(grid: ir.Operation, threads: int) -> None:

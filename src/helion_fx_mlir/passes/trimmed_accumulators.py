@@ -45,8 +45,8 @@ def _trim(loop: ir.Operation) -> None:
         return
     sizes = _static(cut, "static_sizes")
     pads = [_trimmable(matmul.operands[i], d, sizes[i]) for i, d in enumerate(TRIMMED_DIMS)]
-    if any(p is None for p in pads):
-        return
+    if any(p is None for p in pads) or all(p is True for p in pads):
+        return  # a pad it cannot cut, or nothing to cut
     for pad, dim, size in zip(pads, TRIMMED_DIMS, sizes):
         if pad is not True:
             _unpad(pad, dim, size)
