@@ -84,6 +84,20 @@ def test_edge_matmuls_take_their_valid_rows_only() -> None:
     assert re.search(edge.replace("4x32", "4x20"), text)  # the corner
 
 
+def test_grids_whose_loops_carry_several_tiles_stay_whole() -> None:
+    """Attention's loop carries its running max, sum and accumulator: not split (static,
+    their unit dims would fold into reshapes and each step allocate its tiles anew)."""
+    example = EXAMPLES["attention"]
+    torch.manual_seed(0)
+    args = tuple(torch.randn(1, 2, 100, 32) for _ in range(3))
+    config = helion.Config(block_sizes=[1, 16, 16])
+    module = apply(parse_module(generate_mlir(example.kernel.bind(args), config=config)), LINALG)
+    target_threads(module, 2)
+    assert str(apply(module, ("helion-split-grid-edges",))).count("scf.forall (") == 1
+    got = compile_kernel(example.kernel.bind(args), config=config)(*args)
+    torch.testing.assert_close(got, example.reference(*args), rtol=1e-4, atol=1e-4)
+
+
 def _grid_values(module: ir.Module) -> tuple[GridValues, list[ir.Value]]:
     """The values of the module's one grid and its body's results, in order."""
     function = module.body.operations[0].regions[0].blocks[0]

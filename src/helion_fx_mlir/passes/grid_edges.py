@@ -31,7 +31,7 @@ from torch_mlir.dialects import arith
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.grid_values import GridValues
-from helion_fx_mlir.mlir.walk import DYNAMIC, constant_int, index_constant, ops_named
+from helion_fx_mlir.mlir.walk import DYNAMIC, constant_int, index_constant, ops_named, ops_where
 from helion_fx_mlir.passes.grid_groups import threads_of
 from helion_fx_mlir.passes.helion_ops import one_program, promote_program
 from helion_fx_mlir.passes.registry import register
@@ -60,7 +60,7 @@ def _split(grid: ir.Operation, threads: int) -> None:
     if trips is not None and one_program(grid):
         promote_program(grid)  # as the linalg pipeline does (upstream's loses stores)
         return
-    if trips is None or math.prod(trips) > MAX_PROGRAMS:
+    if trips is None or math.prod(trips) > MAX_PROGRAMS or _carries_several_tiles(grid):
         return
     body = grid.regions[0].blocks[0]
     values = GridValues(list(body.arguments)[: len(trips)], [range(t) for t in trips])
@@ -82,6 +82,16 @@ def _split(grid: ir.Operation, threads: int) -> None:
     grid.erase()
     for piece in pieces:
         _split(piece, threads)
+
+
+def _carries_several_tiles(grid: ir.Operation) -> bool:
+    """Whether a loop of the grid's programs carries more than one tensor (attention's
+    running max, sum and accumulator). Static, their unit dims fold into reshapes that
+    `write_into_loop_carried` does not follow, and each step allocated its tiles anew:
+    attention on 8 x 1000 x 64 (16-row tiles) 12.2 -> 13.9 ms split. Such grids stay
+    whole."""
+    loops = ops_where(grid, lambda op: op.name in ("scf.for", "affine.for"))
+    return any(sum(isinstance(r.type, ir.RankedTensorType) for r in op.results) > 1 for op in loops)
 
 
 def _trips(grid: ir.Operation) -> list[int] | None:
