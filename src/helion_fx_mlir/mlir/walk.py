@@ -123,6 +123,11 @@ def reshaped(type_: ir.Type, value: ir.Value) -> ir.Value:
 VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast"}
 
 
+def static_ints(op: ir.OpView, name: str) -> list[int]:
+    """An op's static integer array attribute (`static_sizes`, `static_high`, ...)."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
 def constant_bounds(loop: ir.Operation) -> range | None:
     """The iterations of an scf.for whose bounds and step are constants, else None."""
     low, high, step = (constant_number(v) for v in list(loop.operands)[:3])

@@ -31,8 +31,8 @@ from torch_mlir.dialects import arith
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.grid_values import GridValues
-from helion_fx_mlir.mlir.walk import DYNAMIC, constant_int, index_constant, ops_named, ops_where
-from helion_fx_mlir.passes.grid_groups import threads_of
+from helion_fx_mlir.mlir.walk import constant_int, index_constant, ops_named, ops_where
+from helion_fx_mlir.passes.grid_groups import grid_trips, threads_of
 from helion_fx_mlir.passes.helion_ops import one_program, promote_program
 from helion_fx_mlir.passes.registry import register
 
@@ -56,7 +56,7 @@ def split_grid_edges(module: ir.Module) -> None:
 def _split(grid: ir.Operation, threads: int) -> None:
     """The grid as the programs before its edges, then each edge, split further in turn;
     or, without edges, its program-invariant values folded."""
-    trips = _trips(grid)
+    trips = grid_trips(grid)
     if trips is not None and one_program(grid):
         promote_program(grid)  # as the linalg pipeline does (upstream's loses stores)
         return
@@ -92,18 +92,6 @@ def _carries_several_tiles(grid: ir.Operation) -> bool:
     whole."""
     loops = ops_where(grid, lambda op: op.name in ("scf.for", "affine.for"))
     return any(sum(isinstance(r.type, ir.RankedTensorType) for r in op.results) > 1 for op in loops)
-
-
-def _trips(grid: ir.Operation) -> list[int] | None:
-    """Programs per dimension of a grid with static bounds from 0 in steps of 1 (its
-    operands its outputs only), else None."""
-    lower, upper, step = (
-        list(ir.DenseI64ArrayAttr(grid.attributes[f"static{name}"]))
-        for name in ("LowerBound", "UpperBound", "Step")
-    )
-    if any(lower) or any(s != 1 for s in step) or DYNAMIC in upper:
-        return None
-    return upper if len(grid.operands) == len(grid.results) else None
 
 
 def _edge_varies(body: ir.Block, values: GridValues, dim: int) -> bool:

@@ -187,13 +187,14 @@ def _plain_loop(grid: ir.Operation) -> bool:
 
 
 def grid_trips(grid: ir.Operation) -> list[int] | None:
-    """Programs per dimension of a grid with static bounds from 0 in steps of 1, else None."""
+    """Programs per dimension of a grid with static bounds from 0 in steps of 1 (its
+    operands, if any, the tensors it writes into), else None."""
     lower, upper, step = (
         list(ir.DenseI64ArrayAttr(grid.attributes[f"static{name}"]))
         for name in ("LowerBound", "UpperBound", "Step")
     )
     if (
-        grid.operands
+        len(grid.operands) != len(grid.results)
         or any(lower)
         or any(s != 1 for s in step)
         or any(ir.ShapedType.is_dynamic_size(u) for u in upper)

@@ -18,7 +18,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named
+from helion_fx_mlir.mlir.walk import DYNAMIC, ops_named, static_ints
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import plain_layout
 
@@ -43,7 +43,7 @@ def _trim(loop: ir.Operation) -> None:
     matmul = _sole_matmul(loop) if cut is not None else None
     if cut is None or matmul is None:
         return
-    sizes = _static(cut, "static_sizes")
+    sizes = static_ints(cut, "static_sizes")
     pads = [_trimmable(matmul.operands[i], d, sizes[i]) for i, d in enumerate(TRIMMED_DIMS)]
     if any(p is None for p in pads) or all(p is True for p in pads):
         return  # a pad it cannot cut, or nothing to cut
@@ -65,8 +65,10 @@ def _valid_corner(loop: ir.Operation) -> ir.OpView | None:
     cut = uses[0].owner if len(uses) == 1 else None
     if cut is None or cut.name != "tensor.extract_slice" or len(cut.operands) != 1:
         return None
-    sizes = _static(cut, "static_sizes")
-    if any(_static(cut, "static_offsets")) or any(s != 1 for s in _static(cut, "static_strides")):
+    sizes = static_ints(cut, "static_sizes")
+    if any(static_ints(cut, "static_offsets")) or any(
+        s != 1 for s in static_ints(cut, "static_strides")
+    ):
         return None
     return cut if len(sizes) == 2 and DYNAMIC not in sizes else None
 
@@ -93,14 +95,14 @@ def _trimmable(operand: ir.Value, dim: int, size: int) -> ir.OpView | bool | Non
     if not isinstance(pad, ir.OpView) or pad.name != "tensor.pad" or len(list(operand.uses)) != 1:
         return None
     source = ir.RankedTensorType(pad.operands[0].type).shape[dim]
-    return pad if source == size and _static(pad, "static_low")[dim] == 0 else None
+    return pad if source == size and static_ints(pad, "static_low")[dim] == 0 else None
 
 
 def _unpad(pad: ir.OpView, dim: int, size: int) -> None:
     """The pad adds nothing along `dim` any more."""
-    high = _static(pad, "static_high")
+    high = static_ints(pad, "static_high")
     if high[dim] == DYNAMIC:
-        position = 1 + sum(x == DYNAMIC for x in _static(pad, "static_low"))
+        position = 1 + sum(x == DYNAMIC for x in static_ints(pad, "static_low"))
         position += sum(x == DYNAMIC for x in high[:dim])
         with ir.InsertionPoint(pad):
             pad.operands[position] = arith.ConstantOp(ir.IndexType.get(), 0).result
@@ -125,7 +127,3 @@ def _retype_accumulator(loop: ir.Operation, matmul: ir.OpView, corner: ir.Type) 
     body.arguments[len(body.arguments) - 1].set_type(corner)
     matmul.results[0].set_type(corner)
     loop.results[0].set_type(corner)
-
-
-def _static(op: ir.OpView, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))

@@ -19,7 +19,9 @@ with the tail padded, 6.3 without (torch.mm 5.6-5.8).
 
 Where M or N do not divide their blocks, every program's slices are sized by `affine.min`
 and padded up to the block, though only the grid's last row and column of programs pad
-anything: padded whole strips are copied per program. So the loop is versioned: `if` no
+anything. Most such grids arrive split (`grid_edges.py`: the whole tiles' grid static);
+where one does not (dynamic sizes, too few programs, loops carrying several tiles),
+padded whole strips would be copied per program. So the loop is versioned: `if` no
 pad outside K adds a row, a copy of it whose strips are sliced at the block's shape, no
 pad, and contracted as above; else the loop as it was (whole padded strips where K has no
 tail, the loop itself where it has one). One process, 2 threads: 1040^3 f32 in 64^3
@@ -38,7 +40,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named
+from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named, static_ints
 from helion_fx_mlir.passes.packed_operands import packs, strided_rows
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import plain_layout, unrolls_well
@@ -123,7 +125,7 @@ def _edge_amounts(strip: Strip) -> list[ir.Value] | None:
     if strip.pad is None or strip.full_shape is not None:
         return []
     low, high, dynamic = _pad_amounts(strip.pad)
-    sizes = _static(strip.slice, "static_sizes")
+    sizes = static_ints(strip.slice, "static_sizes")
     outside = [d for d, amount in enumerate(high) if d != strip.k_dim and amount != 0]
     if any(low) or any(
         d not in dynamic
@@ -257,7 +259,7 @@ def _whole_strip(value: ir.Value, k_dim: int, loop: ir.Operation, bounds: Bounds
         or slice_op.name != "tensor.extract_slice"
         or not _invariant(slice_op.operands[0], loop)
         or _operand_count(slice_op, "strides")
-        or any(s != 1 for s in ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"]))
+        or any(s != 1 for s in static_ints(slice_op, "static_strides"))
         or ir.RankedTensorType(slice_op.results[0].type).rank
         != ir.RankedTensorType(slice_op.operands[0].type).rank
     ):
@@ -295,21 +297,16 @@ def _block_rows(
     on every iteration but the last, which it fills in part (the K tail Helion masks)."""
     value = _dynamic_sizes(slice_op).get(k_dim)
     if value is None:
-        return _static(slice_op, "static_sizes")[k_dim], 0, None
+        return static_ints(slice_op, "static_sizes")[k_dim], 0, None
     rows = _per_iteration(value, loop, bounds)
     if rows is None or len(set(rows[:-1])) > 1 or not 0 < rows[-1] <= rows[0]:
         return None, 0, None
     return rows[0], rows[0] - rows[-1], value
 
 
-def _static(op: ir.OpView, name: str) -> list[int]:
-    """An op's static sizes or amounts (`static_sizes`, `static_high`, ...)."""
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
-
-
 def _dynamic_sizes(slice_op: ir.OpView) -> dict[int, ir.Value]:
     """The operand of each dynamic size of an extract_slice, by dim."""
-    sizes = _static(slice_op, "static_sizes")
+    sizes = static_ints(slice_op, "static_sizes")
     dims = [d for d, size in enumerate(sizes) if ir.ShapedType.is_dynamic_size(size)]
     start = 1 + _operand_count(slice_op, "offsets")
     return dict(zip(dims, list(slice_op.operands)[start : start + len(dims)], strict=True))
@@ -319,7 +316,7 @@ def _pad_amounts(pad: ir.OpView) -> tuple[list[int], list[int], dict[int, ir.Val
     """A pad's low and high amounts known before run time (static, or constant operands:
     `grid_edges.py` folds a grid's whole tiles' sizes), and the operand of each other high
     amount by dim."""
-    low, high = _static(pad, "static_low"), _static(pad, "static_high")
+    low, high = static_ints(pad, "static_low"), static_ints(pad, "static_high")
     dims = [d for d, amount in enumerate(high) if ir.ShapedType.is_dynamic_size(amount)]
     start = 1 + sum(map(ir.ShapedType.is_dynamic_size, low))
     dynamic = dict(zip(dims, list(pad.operands)[start:], strict=True))
@@ -433,7 +430,7 @@ def _offsets(slice_op: ir.OpView) -> list[ir.Value | int]:
     dynamic = iter(list(slice_op.operands)[1 : 1 + _operand_count(slice_op, "offsets")])
     return [
         next(dynamic) if ir.ShapedType.is_dynamic_size(o) else o
-        for o in ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"])
+        for o in static_ints(slice_op, "static_offsets")
     ]
 
 
@@ -614,7 +611,7 @@ def _strip_value(
         for i, o in enumerate(_offsets(op))
     ]
     dynamic = _dynamic_sizes(op)
-    static_sizes = _static(op, "static_sizes")
+    static_sizes = static_ints(op, "static_sizes")
     if strip.full_shape is not None:
         for d in dynamic:
             static_sizes[d] = strip.full_shape[d]
