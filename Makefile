@@ -45,17 +45,21 @@ bench: $(STAMP)
 	$(VENV)/bin/helion-mlir bench $(if $(BENCH_AUTOTUNE),--autotune $(BENCH_AUTOTUNE))
 
 # Differential fuzzing against Helion's reference mode; FUZZ_CASES (default 5000),
-# FUZZ_SEED (0) and FUZZ_JOBS (1) come from the environment. `make test` runs a bounded one.
+# FUZZ_SEED (0), FUZZ_JOBS (1) and FUZZ_THREADS (1: torch threads per case, as many as the
+# cores the grids are split and grouped for) come from the environment. `make test` runs a
+# bounded one.
 fuzz: $(STAMP)
 	$(PY) -m helion_fx_mlir.tools.fuzz.differential
 
 # Generated programs (programs.py) on both pipelines against reference mode, failures
-# reduced to runnable files; FUZZ_PROGRAMS (default 3000), FUZZ_SEED, FUZZ_JOBS as above.
+# reduced to runnable files; FUZZ_PROGRAMS (default 3000), FUZZ_SEED, FUZZ_JOBS, FUZZ_THREADS
+# as above.
 fuzz-programs: $(STAMP)
 	$(PY) -m helion_fx_mlir.tools.fuzz.differential --programs
 
 # The sample kernels of static shapes as twins of dynamic shapes (static_shapes=False),
-# compiled at the example's inputs and run at the case's; FUZZ_CASES, FUZZ_SEED, FUZZ_JOBS.
+# compiled at the example's inputs and run at the case's; FUZZ_CASES, FUZZ_SEED, FUZZ_JOBS,
+# FUZZ_THREADS.
 fuzz-dynamic: $(STAMP)
 	$(PY) -m helion_fx_mlir.tools.fuzz.differential --dynamic
 

@@ -166,6 +166,21 @@ def test_a_case_reruns_from_its_repro_line() -> None:
     assert differential.run_case(case).status == "ok"
 
 
+def test_a_run_on_several_threads_reruns_on_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--threads 3`: the case reruns on 3 threads, where a matmul grid of 5 x 3 tiles of
+    32 (150 x 70 outputs) splits its edges (the rows' only: 2 programs before the columns'
+    edge are fewer than the threads) and groups its programs as for 3 cores, not 1."""
+    case = differential.FuzzCase(
+        0, "matmul", "f32", {100: 150}, seed=5, config={"block_sizes": [32, 32, 16]}
+    )
+    repro = case.repro(bounds_checks=False, threads=3)
+    assert " --threads 3 --repro " in repro
+    argv = ["--threads", "3", "--repro", repro.split("--repro ", 1)[1].strip("'")]
+    assert differential.main(argv) == 0
+    assert torch.get_num_threads() == 3
+    assert f"OK {case.describe()}" in capsys.readouterr().out
+
+
 def test_compare_scales_tolerance_with_the_dtype_and_magnitude() -> None:
     want = torch.full((4,), 1000.0)
     assert differential.compare([want + 0.05], [want]) is None

@@ -7,7 +7,9 @@ sample kernel with random shapes (each distinct dim size of the example's inputs
 (block sizes, reduction loops) drawn from the bound kernel's `config_spec` with one of our
 vector widths, and one of the example's dtypes.
 
-Cases run in child processes, a batch per child (importing torch and Helion costs seconds);
+Cases run in child processes, a batch per child (importing torch and Helion costs seconds),
+on `--threads` torch threads (1 by default; the thread count decides how a grid's edges split
+and its programs group, so a run on 2, 3 or 8 covers what those CPUs compile);
 a crash (a signal, e.g. a `bounds_checks` abort) or a timeout ends only that child, and a
 fresh one continues with the next case. Outcomes:
 
@@ -150,10 +152,12 @@ class FuzzCase:
             data["config"],
         )
 
-    def repro(self, bounds_checks: bool) -> str:
+    def repro(self, bounds_checks: bool, threads: int = 1) -> str:
         """A shell command that reruns this case alone (JSON holds no single quotes)."""
         fields = {k: v for k, v in self.to_dict().items() if k != "index"}
-        flag = " --bounds-checks" if bounds_checks else ""
+        flag = (" --bounds-checks" if bounds_checks else "") + (
+            f" --threads {threads}" if threads != 1 else ""
+        )
         fields_json = json.dumps(fields, separators=(",", ":"))
         return f"python -m helion_fx_mlir.tools.fuzz.differential{flag} --repro '{fields_json}'"
 
@@ -178,8 +182,9 @@ class Outcome:
     detail: str = ""
     trace: str = ""
 
-    def line(self, bounds_checks: bool) -> str:
-        return f"{self.status.upper()} {self.case.describe()} :: {self.case.repro(bounds_checks)}"
+    def line(self, bounds_checks: bool, threads: int = 1) -> str:
+        repro = self.case.repro(bounds_checks, threads)
+        return f"{self.status.upper()} {self.case.describe()} :: {repro}"
 
 
 class SkipCase(Exception):
@@ -198,6 +203,7 @@ class Options:
     batch: int = 100  # cases per child: bounds the JIT engines one process accumulates
     programs: bool = False  # generated programs (each on both pipelines) instead of sample kernels
     dynamic: bool = False  # the sample kernels' twins of dynamic shapes
+    threads: int = 1  # torch's (and so our kernels') threads in the workers
 
 
 # ---------------------------------------------------------------- planning (deterministic)
@@ -645,7 +651,7 @@ def worker_main(cases: range, options: Options) -> None:
     compilers print goes to stderr, so it cannot garble the protocol."""
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    torch.set_num_threads(1)
+    torch.set_num_threads(options.threads)
     register_out_dtype_matmuls()
     names = options.only or (dynamic_twins() if options.dynamic else sample_kernels())
     for index in cases:
@@ -772,6 +778,7 @@ def _worker_args(batch: range, options: Options) -> list[str]:
         + (["--bounds-checks"] if options.bounds_checks else [])
         + (["--programs"] if options.programs else [])
         + (["--dynamic"] if options.dynamic else [])
+        + ["--threads", str(options.threads)]
     )
 
 
@@ -803,12 +810,12 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     return f"fuzz: {len(outcomes)} cases: " + ", ".join(f"{s} {counts[s]}" for s in STATUSES)
 
 
-def report(outcomes: Sequence[Outcome], bounds_checks: bool) -> str:
+def report(outcomes: Sequence[Outcome], bounds_checks: bool, threads: int = 1) -> str:
     """One line per case that did not pass or skip (what went wrong below it), then the summary."""
     lines = []
     for outcome in outcomes:
         if outcome.status not in ("ok", "skipped"):
-            lines += [outcome.line(bounds_checks), f"    {outcome.detail}"]
+            lines += [outcome.line(bounds_checks, threads), f"    {outcome.detail}"]
     return "\n".join([*lines, summary(outcomes)])
 
 
@@ -850,6 +857,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bounds-checks", action="store_true", help="compile with run-time bounds checks"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=int(env("FUZZ_THREADS", "1")),
+        help="torch threads each case runs on, so its grids split and group as on a CPU of "
+        "that many cores (default: $FUZZ_THREADS or 1)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
     parser.add_argument("--repro", metavar="JSON", help="run one reported case in this process")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -874,18 +888,19 @@ def _options(ns: argparse.Namespace) -> Options:
         ns.timeout,
         programs=ns.programs,
         dynamic=ns.dynamic,
+        threads=max(1, ns.threads),
     )
 
 
-def _repro(text: str, bounds_checks: bool) -> int:
-    torch.set_num_threads(1)
+def _repro(text: str, bounds_checks: bool, threads: int) -> int:
+    torch.set_num_threads(threads)
     register_out_dtype_matmuls()
     case = FuzzCase.from_dict(json.loads(text))
     print(f"running {case.describe()}", flush=True)  # a crash prints nothing after this
     outcome = run_case(case, bounds_checks)
     print(
         outcome.trace
-        + outcome.line(bounds_checks)
+        + outcome.line(bounds_checks, threads)
         + (f"\n    {outcome.detail}" if outcome.detail else "")
     )
     return 1 if outcome.status in FAILING else 0
@@ -897,7 +912,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.worker:
         worker_main(range(ns.start, ns.stop, ns.step), options)  # does not return
     if ns.repro:
-        return _repro(ns.repro, ns.bounds_checks)
+        return _repro(ns.repro, ns.bounds_checks, max(1, ns.threads))
     cases = (
         ns.cases
         if ns.cases is not None
@@ -908,10 +923,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     outcomes = fuzz(cases, options)
-    print(report(outcomes, options.bounds_checks))
+    print(report(outcomes, options.bounds_checks, options.threads))
     if options.programs:
         for outcome in failing(outcomes)[:REDUCED_PER_RUN]:
-            print(programs.reduced_repro(outcome, options.timeout), flush=True)
+            print(programs.reduced_repro(outcome, options.timeout, options.threads), flush=True)
     return 1 if failing(outcomes) else 0
 
 

@@ -109,6 +109,7 @@ class Program:
         default_factory=dict
     )  # name -> (dim, dim it indexes)
     config: dict[str, Any] | None = None  # the config a repro runs (None: drawn as the fuzzer does)
+    threads: int = 1  # torch threads a repro runs on (its grids split and group by them)
     headers: tuple[str, ...] = ()  # the outer loop headers, when the kind's default does not fit
     prelude: tuple[str, ...] = ()  # host lines before the loops (registered block sizes)
     tensor_args: dict[str, str] = field(
@@ -1067,6 +1068,7 @@ def _main_lines(p: Program) -> list[str]:
         "",
         "",
         f"CONFIG = {p.config!r}",
+        f"THREADS = {p.threads}",
         "",
         "",
         'if __name__ == "__main__":',
@@ -1155,7 +1157,7 @@ def check_module(module: Any) -> int:
         v for k, v in vars(module).items() if k.startswith("prog_") and not k.endswith("_oracle")
     )
     differential.register_out_dtype_matmuls()
-    torch.set_num_threads(1)
+    torch.set_num_threads(module.THREADS)
     outcome = differential.check_kernel(
         kernel, module.ARGS(), module.CONFIG, getattr(module, "ORACLE", None)
     )
@@ -1215,10 +1217,13 @@ def reduce_program(p: Program, still_fails: Callable[[Program], bool]) -> Progra
     return p
 
 
-def reduced_repro(outcome: Any, timeout: float) -> str:
-    """A failing program reduced to a minimal repro: its path and source, runnable alone."""
+def reduced_repro(outcome: Any, timeout: float, threads: int = 1) -> str:
+    """A failing program reduced to a minimal repro (on the threads it failed on): its path
+    and source, runnable alone."""
     _, seed, index = outcome.case.example.split(":")
-    program = dataclasses.replace(generate(int(seed), int(index)), config=outcome.case.config)
+    program = dataclasses.replace(
+        generate(int(seed), int(index)), config=outcome.case.config, threads=threads
+    )
     wanted = signature(outcome.status, outcome.detail)
     directory = PROGRAM_DIR / "reduced"
 
