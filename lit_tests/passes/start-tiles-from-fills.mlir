@@ -1,0 +1,110 @@
+// Register tiles that cover a constant-filled accumulator exactly, each reading its part
+// before writing it, start from the constant: the read becomes a splat and the fill (a
+// loop of row writes, or a linalg.fill) goes. Tiles that leave part of the accumulator
+// unwritten, or read it elsewhere, keep the fill.
+// RUN: helion-opt %s --helion-start-tiles-from-fills | FileCheck %s
+
+// CHECK-LABEL: func.func @filled_rows(
+// CHECK: %[[EMPTY:[a-z0-9_]+]] = tensor.empty() : tensor<16x64xf32>
+// CHECK-NOT: vector.transfer_write %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] {in_bounds = [true, true]} : vector<1x64xf32>
+// CHECK: scf.for %{{[a-z0-9_]+}} = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} iter_args(%{{[a-z0-9_]+}} = %[[EMPTY]])
+// CHECK: scf.for
+// CHECK-NEXT: %[[START:[a-z0-9_]+]] = arith.constant dense<1.500000e+00> : vector<8x32xf32>
+// CHECK-NEXT: arith.addf %[[START]], %{{[a-z0-9_]+}} : vector<8x32xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @filled_rows(%x: vector<8x32xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %pad = arith.constant 0.0 : f32
+  %row = arith.constant dense<1.5> : vector<1x64xf32>
+  %empty = tensor.empty() : tensor<16x64xf32>
+  %filled = scf.for %r = %c0 to %c16 step %c1 iter_args(%t = %empty) -> (tensor<16x64xf32>) {
+    %w = vector.transfer_write %row, %t[%r, %c0] {in_bounds = [true, true]} : vector<1x64xf32>, tensor<16x64xf32>
+    scf.yield %w : tensor<16x64xf32>
+  }
+  %out = scf.for %i = %c0 to %c16 step %c8 iter_args(%a = %filled) -> (tensor<16x64xf32>) {
+    %in = scf.for %j = %c0 to %c64 step %c32 iter_args(%b = %a) -> (tensor<16x64xf32>) {
+      %tile = vector.transfer_read %b[%i, %j], %pad {in_bounds = [true, true]} : tensor<16x64xf32>, vector<8x32xf32>
+      %sum = arith.addf %tile, %x : vector<8x32xf32>
+      %w = vector.transfer_write %sum, %b[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<16x64xf32>
+      scf.yield %w : tensor<16x64xf32>
+    }
+    scf.yield %in : tensor<16x64xf32>
+  }
+  return %out : tensor<16x64xf32>
+}
+
+// CHECK-LABEL: func.func @linalg_fill(
+// CHECK-NOT: linalg.fill
+// CHECK: arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @linalg_fill(%x: vector<8x32xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %out = scf.for %i = %c0 to %c8 step %c8 iter_args(%a = %filled) -> (tensor<8x64xf32>) {
+    %in = scf.for %j = %c0 to %c64 step %c32 iter_args(%b = %a) -> (tensor<8x64xf32>) {
+      %tile = vector.transfer_read %b[%i, %j], %zero {in_bounds = [true, true]} : tensor<8x64xf32>, vector<8x32xf32>
+      %sum = arith.addf %tile, %x : vector<8x32xf32>
+      %w = vector.transfer_write %sum, %b[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x64xf32>
+      scf.yield %w : tensor<8x64xf32>
+    }
+    scf.yield %in : tensor<8x64xf32>
+  }
+  return %out : tensor<8x64xf32>
+}
+
+// The tiles stop short of the last 32 columns: those keep the fill's zeros.
+// CHECK-LABEL: func.func @partly_covered(
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+func.func @partly_covered(%x: vector<8x32xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %out = scf.for %i = %c0 to %c8 step %c8 iter_args(%a = %filled) -> (tensor<8x64xf32>) {
+    %in = scf.for %j = %c0 to %c32 step %c32 iter_args(%b = %a) -> (tensor<8x64xf32>) {
+      %tile = vector.transfer_read %b[%i, %j], %zero {in_bounds = [true, true]} : tensor<8x64xf32>, vector<8x32xf32>
+      %sum = arith.addf %tile, %x : vector<8x32xf32>
+      %w = vector.transfer_write %sum, %b[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x64xf32>
+      scf.yield %w : tensor<8x64xf32>
+    }
+    scf.yield %in : tensor<8x64xf32>
+  }
+  return %out : tensor<8x64xf32>
+}
+
+// A tile carried through two writes (what the loop yields is not one write of the read
+// tile into the carried tensor): left alone.
+// CHECK-LABEL: func.func @written_twice(
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+func.func @written_twice(%x: vector<8x32xf32>) -> tensor<8x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x32xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %out = scf.for %i = %c0 to %c8 step %c8 iter_args(%a = %filled) -> (tensor<8x32xf32>) {
+    %in = scf.for %j = %c0 to %c32 step %c32 iter_args(%b = %a) -> (tensor<8x32xf32>) {
+      %w = vector.transfer_write %x, %b[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+      %tile = vector.transfer_read %b[%i, %j], %zero {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+      %again = vector.transfer_write %tile, %w[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+      scf.yield %again : tensor<8x32xf32>
+    }
+    scf.yield %in : tensor<8x32xf32>
+  }
+  return %out : tensor<8x32xf32>
+}

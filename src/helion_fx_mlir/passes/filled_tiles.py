@@ -1,0 +1,210 @@
+"""Register tiles whose accumulator starts as a constant start from the constant itself.
+
+`hl.zeros` (a `linalg.fill`) vectorizes into a loop writing zeros into every row of the
+accumulator tile, and each register tile of the contraction then reads its part back as
+its K loop's first value: after bufferization the fill writes the whole output tile (a
+64 x 64 f32 tile: 16 KB, in the output's own memory) only for the register tiles to load
+it again. Where the register tiles cover the accumulator exactly (loops from 0 to each dim
+in steps of the tile's shape) and each reads its own part before it writes it, that read
+is the fill's constant: it becomes the constant vector, and the fill goes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from torch_mlir import ir
+from torch_mlir.dialects import arith
+
+from helion_fx_mlir.mlir.context import mlir_context
+from helion_fx_mlir.mlir.walk import constant_bounds, constant_int, ops_named
+from helion_fx_mlir.passes.registry import register
+
+
+@dataclass(frozen=True)
+class TileNest:
+    """The loops (outermost first) whose induction variables index a register tile's read
+    and write of the accumulator they carry, and the accumulator's value before them."""
+
+    loops: list[ir.Operation]
+    init: ir.Value
+
+
+@register(
+    "helion-start-tiles-from-fills",
+    "register tiles that cover a constant-filled accumulator start from the constant",
+)
+def start_tiles_from_fills(module: ir.Module) -> None:
+    with mlir_context():
+        for read in ops_named(module, "vector.transfer_read"):
+            nest = _tile_nest(read)
+            fill = None if nest is None else _fill(nest.init)
+            if nest is not None and fill is not None:
+                _start_from(read, nest, *fill)
+
+
+def _tile_nest(read: ir.Operation) -> TileNest | None:
+    """The nest, when the read's source is a loop-carried tensor the nest's loops step over
+    in tiles of the read's shape, covering it exactly, and the tile is written back where it
+    was read after the read."""
+    if not _whole_tile(read):
+        return None
+    indices = list(read.operands)[1:-1]
+    carried = read.operands[0]
+    loops: list[ir.Operation] = []
+    while _is_iter_arg(carried) and (not loops or len(list(carried.uses)) == 1):
+        loop = carried.owner.owner
+        loops.insert(0, loop)
+        carried = loop.operands[3]
+    if not loops or not _steps_over(loops, indices, read):
+        return None
+    return TileNest(loops, carried) if _written_back(read, loops) else None
+
+
+def _whole_tile(read: ir.Operation) -> bool:
+    """An unmasked, in-bounds read of a tensor's tile of its own rank."""
+    source = read.operands[0]
+    if not isinstance(source.type, ir.RankedTensorType):
+        return False
+    rank = ir.RankedTensorType(source.type).rank
+    in_bounds = ir.ArrayAttr(read.attributes["in_bounds"])
+    permutation = ir.AffineMapAttr(read.attributes["permutation_map"]).value
+    return (
+        len(read.operands) == rank + 2
+        and ir.VectorType(read.results[0].type).rank == rank
+        and all(ir.BoolAttr(flag).value for flag in in_bounds)
+        and permutation == ir.AffineMap.get_identity(rank)
+    )
+
+
+def _is_iter_arg(value: ir.Value) -> bool:
+    """The only iter_arg of an scf.for (an outer loop's: used only as the next one's init)."""
+    if not isinstance(value, ir.BlockArgument) or value.arg_number != 1:
+        return False
+    loop = value.owner.owner
+    return loop.name == "scf.for" and len(loop.results) == 1
+
+
+def _steps_over(loops: list[ir.Operation], indices: list[ir.Value], read: ir.Operation) -> bool:
+    """Whether index d is loop d's induction variable, running from 0 to dim d of the
+    tensor in steps of the tile's dim d."""
+    dims = ir.RankedTensorType(read.operands[0].type).shape
+    tile = ir.VectorType(read.results[0].type).shape
+    if len(loops) != len(indices):
+        return False
+    for loop, index, dim, size in zip(loops, indices, dims, tile, strict=True):
+        iterations = constant_bounds(loop)
+        if index != loop.regions[0].blocks[0].arguments[0] or iterations != range(0, dim, size):
+            return False
+        if dim % size:
+            return False
+    return True
+
+
+def _written_back(read: ir.Operation, loops: list[ir.Operation]) -> bool:
+    """Whether each loop yields the next one's result and the innermost yields a write of
+    the tile where it was read, after the read: the only other use of the carried tile."""
+    for outer, inner in itertools.pairwise(loops):
+        if _yielded(outer) != inner.results[0]:
+            return False
+    write = _yielded(loops[-1]).owner
+    tile = read.operands[0]
+    return (
+        isinstance(write, ir.OpView)
+        and write.name == "vector.transfer_write"
+        and write.operands[1] == tile
+        and write.operands[0].type == read.results[0].type
+        and list(write.operands)[2:] == list(read.operands)[1:-1]
+        and write.attributes["in_bounds"] == read.attributes["in_bounds"]
+        and write.attributes["permutation_map"] == read.attributes["permutation_map"]
+        and len(list(tile.uses)) == 2
+        and _before(read, write.operation)
+    )
+
+
+def _yielded(loop: ir.Operation) -> ir.Value:
+    return list(loop.regions[0].blocks[0].operations)[-1].operands[0]
+
+
+def _before(first: ir.Operation, second: ir.Operation) -> bool:
+    """Whether `first` comes before `second` in the block that holds both."""
+    if first.block != second.block:
+        return False
+    for op in first.block.operations:
+        if op.operation == first:
+            return True
+        if op.operation == second:
+            return False
+    return False
+
+
+def _fill(value: ir.Value) -> tuple[ir.Attribute, ir.Value] | None:
+    """(the scalar, the empty tensor) of a value that is an empty tensor filled with one
+    constant: a `linalg.fill`, or the loop vectorizing one (a splat written row by row)."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return None
+    if owner.name == "linalg.fill":
+        scalar, empty = owner.operands
+        constant = scalar.owner
+        element = ir.RankedTensorType(empty.type).element_type
+        if (
+            isinstance(constant, ir.OpView)
+            and constant.name == "arith.constant"
+            and scalar.type == element  # not a scalar the fill converts
+            and _is_empty(empty)
+        ):
+            return constant.attributes["value"], empty
+        return None
+    if owner.name == "scf.for" and len(owner.results) == 1:
+        return _filled_rows(owner.operation)
+    return None
+
+
+def _filled_rows(loop: ir.Operation) -> tuple[ir.Attribute, ir.Value] | None:
+    """A loop over every row of an empty tensor that writes the same splat over each whole
+    row and nothing else."""
+    empty = loop.operands[3]
+    body = loop.regions[0].blocks[0]
+    ops = list(body.operations)
+    if not _is_empty(empty) or len(ops) != 2 or ops[0].name != "vector.transfer_write":
+        return None
+    write = ops[0]
+    splat, tile = write.operands[0], write.operands[1]
+    dims = ir.RankedTensorType(empty.type).shape
+    shape = ir.VectorType(splat.type).shape
+    constant = splat.owner
+    if (
+        tile != body.arguments[1]
+        or ops[1].operands[0] != write.results[0]
+        or len(dims) != 2
+        or shape != [1, dims[1]]
+        or constant_bounds(loop) != range(0, dims[0], 1)
+        or write.operands[2] != body.arguments[0]
+        or constant_int(write.operands[3]) != 0
+        or not isinstance(constant, ir.OpView)
+        or constant.name != "arith.constant"
+    ):
+        return None
+    elements = ir.DenseElementsAttr(constant.attributes["value"])
+    return (elements.get_splat_value(), empty) if elements.is_splat else None
+
+
+def _is_empty(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.OpView) and owner.name == "tensor.empty"
+
+
+def _start_from(read: ir.Operation, nest: TileNest, scalar: ir.Attribute, empty: ir.Value) -> None:
+    """The read becomes the constant, the nest starts from the empty tensor, and the fill
+    goes once nothing else uses it."""
+    vector_type = read.results[0].type
+    with ir.InsertionPoint(read), read.location:
+        splat = arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(vector_type, scalar))
+    read.results[0].replace_all_uses_with(splat.result)
+    read.erase()
+    fill = nest.init.owner
+    nest.loops[0].operands[3] = empty
+    if not list(nest.init.uses):
+        fill.erase()

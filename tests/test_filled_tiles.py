@@ -1,0 +1,79 @@
+"""A contraction's register tiles start from their accumulator's constant (`hl.zeros`,
+`hl.full`) instead of reading it back from the tile the fill wrote (`filled_tiles.py`),
+and the fill goes; kernels whose tiles do not cover the accumulator keep it. Each runs
+against eager, on shapes the blocks divide and shapes they do not."""
+
+from __future__ import annotations
+
+import helion
+import helion.language as hl
+import pytest
+import torch
+from helion.runtime.kernel import Kernel
+
+from helion_fx_mlir import compile_kernel, generate_mlir
+from helion_fx_mlir.examples import EXAMPLES
+from helion_fx_mlir.mlir.parse import parse_module
+from helion_fx_mlir.passes.grid_groups import target_threads
+from helion_fx_mlir.passes.pipelines import LINALG, VECTORIZE, apply
+
+THROUGH_FILLS = VECTORIZE[: VECTORIZE.index("helion-start-tiles-from-fills") + 1]
+CONFIGS = [helion.Config(block_sizes=[64, 64, 64]), helion.Config(block_sizes=[32, 64, 16])]
+SHAPES = [(128, 96, 192), (200, 72, 300)]  # (M, K, N): blocks divide, blocks do not
+
+
+@helion.kernel(static_shapes=True)
+def offset_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """x @ w + 0.5, the 0.5 the accumulator's start."""
+    m, k = x.size()
+    n = w.size(1)
+    out = torch.empty([m, n], dtype=torch.float32, device=x.device)
+    for tile_m, tile_n in hl.tile([m, n]):
+        acc = hl.full([tile_m, tile_n], 0.5, dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            acc = torch.addmm(acc, x[tile_m, tile_k], w[tile_k, tile_n])
+        out[tile_m, tile_n] = acc
+    return out
+
+
+def _args(m: int, k: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(0)
+    return torch.randn(m, k), torch.randn(k, n)
+
+
+def _vectorized(kernel: Kernel, args: tuple[torch.Tensor, ...], config: helion.Config) -> str:
+    """Through the pass, the grid shared by 2 threads (so the edges' grids split off, and
+    its whole tiles' register tiles cover their accumulators)."""
+    module = apply(parse_module(generate_mlir(kernel.bind(args), config=config)), LINALG)
+    target_threads(module, 2)
+    return str(apply(module, THROUGH_FILLS))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["divides", "edges"])
+@pytest.mark.parametrize("config", CONFIGS, ids=["64", "32x64x16"])
+def test_tiles_start_from_the_constant_and_match_eager(
+    shape: tuple[int, int, int], config: helion.Config
+) -> None:
+    """In the grid of whole tiles (the first), the fill's row writes are gone; the edges'
+    programs, whose accumulators are trimmed to their valid corners, keep theirs."""
+    args = _args(*shape)
+    whole_tiles = _vectorized(offset_matmul, args, config).split("scf.forall")[1]
+    assert "arith.constant dense<5.000000e-01> : vector<8x32xf32>" in whole_tiles
+    assert f"vector<1x64xf32>, tensor<{config.block_sizes[0]}x64xf32>" not in whole_tiles
+    got = compile_kernel(offset_matmul.bind(args), config=config)(*args)
+    torch.testing.assert_close(got, args[0] @ args[1] + 0.5, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["divides", "edges"])
+def test_zero_started_matmul_runs_right_with_and_without_bounds_checks(
+    shape: tuple[int, int, int],
+) -> None:
+    example = EXAMPLES["matmul"]
+    args = _args(*shape)
+    assert "arith.constant dense<0.000000e+00> : vector<8x32xf32>" in _vectorized(
+        example.kernel, args, CONFIGS[0]
+    )
+    for bounds_checks in (False, True):
+        bound = example.kernel.bind(args)
+        kernel = compile_kernel(bound, config=CONFIGS[0], bounds_checks=bounds_checks)
+        torch.testing.assert_close(kernel(*args), example.reference(*args))
