@@ -77,3 +77,21 @@ def test_zero_started_matmul_runs_right_with_and_without_bounds_checks(
         bound = example.kernel.bind(args)
         kernel = compile_kernel(bound, config=CONFIGS[0], bounds_checks=bounds_checks)
         torch.testing.assert_close(kernel(*args), example.reference(*args))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [helion.Config(block_sizes=[1, 64, 64, 64]), helion.Config(block_sizes=[1, 16, 16, 16])],
+    ids=["64", "16"],
+)
+def test_bmm_tiles_span_the_unit_batch_and_match_eager(config: helion.Config) -> None:
+    """A batch block of 1 (the tile's unit dim, at index 0) and, in 16-wide blocks, a
+    register tile as wide as the accumulator: the tiles still start from zeros."""
+    example = EXAMPLES["bmm"]
+    torch.manual_seed(0)
+    args = (torch.randn(3, 200, 128), torch.randn(3, 128, 300))
+    tile = "1x8x32" if config.block_sizes[1] == 64 else "1x8x16"
+    whole_tiles = _vectorized(example.kernel, args, config).split("scf.forall")[1]
+    assert f"arith.constant dense<0.000000e+00> : vector<{tile}xf32>" in whole_tiles
+    got = compile_kernel(example.kernel.bind(args), config=config)(*args)
+    torch.testing.assert_close(got, example.reference(*args))

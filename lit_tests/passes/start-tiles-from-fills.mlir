@@ -108,3 +108,50 @@ func.func @written_twice(%x: vector<8x32xf32>) -> tensor<8x32xf32> {
   }
   return %out : tensor<8x32xf32>
 }
+
+// A bmm's unit batch dim and a tile as wide as the accumulator: both spanned from index 0
+// (only the rows are looped), the fill's rows written as vector<1x1x16> at [0, r, 0].
+// CHECK-LABEL: func.func @unit_batch(
+// CHECK-NOT: vector<1x1x16xf32>, tensor<1x16x16xf32>
+// CHECK: arith.constant dense<0.000000e+00> : vector<1x8x16xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @unit_batch(%x: vector<1x8x16xf32>) -> tensor<1x16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %pad = arith.constant 0.0 : f32
+  %row = arith.constant dense<0.0> : vector<1x1x16xf32>
+  %empty = tensor.empty() : tensor<1x16x16xf32>
+  %filled = scf.for %r = %c0 to %c16 step %c1 iter_args(%t = %empty) -> (tensor<1x16x16xf32>) {
+    %w = vector.transfer_write %row, %t[%c0, %r, %c0] {in_bounds = [true, true, true]} : vector<1x1x16xf32>, tensor<1x16x16xf32>
+    scf.yield %w : tensor<1x16x16xf32>
+  }
+  %out = scf.for %i = %c0 to %c16 step %c8 iter_args(%a = %filled) -> (tensor<1x16x16xf32>) {
+    %tile = vector.transfer_read %a[%c0, %i, %c0], %pad {in_bounds = [true, true, true]} : tensor<1x16x16xf32>, vector<1x8x16xf32>
+    %sum = arith.addf %tile, %x : vector<1x8x16xf32>
+    %w = vector.transfer_write %sum, %a[%c0, %i, %c0] {in_bounds = [true, true, true]} : vector<1x8x16xf32>, tensor<1x16x16xf32>
+    scf.yield %w : tensor<1x16x16xf32>
+  }
+  return %out : tensor<1x16x16xf32>
+}
+
+// One loop's variable indexing two dims (the tiles on the diagonal only): left alone.
+// CHECK-LABEL: func.func @diagonal(
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+func.func @diagonal(%x: vector<8x8xf32>) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<16x16xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %out = scf.for %i = %c0 to %c16 step %c8 iter_args(%a = %filled) -> (tensor<16x16xf32>) {
+    %tile = vector.transfer_read %a[%i, %i], %zero {in_bounds = [true, true]} : tensor<16x16xf32>, vector<8x8xf32>
+    %sum = arith.addf %tile, %x : vector<8x8xf32>
+    %w = vector.transfer_write %sum, %a[%i, %i] {in_bounds = [true, true]} : vector<8x8xf32>, tensor<16x16xf32>
+    scf.yield %w : tensor<16x16xf32>
+  }
+  return %out : tensor<16x16xf32>
+}

@@ -5,8 +5,10 @@ accumulator tile, and each register tile of the contraction then reads its part 
 its K loop's first value: after bufferization the fill writes the whole output tile (a
 64 x 64 f32 tile: 16 KB, in the output's own memory) only for the register tiles to load
 it again. Where the register tiles cover the accumulator exactly (loops from 0 to each dim
-in steps of the tile's shape) and each reads its own part before it writes it, that read
-is the fill's constant: it becomes the constant vector, and the fill goes.
+in steps of the tile's shape, or a dim the tile spans from 0: a bmm's unit batch dim) and
+each reads its own part before it writes it, that read is the fill's constant: it becomes
+the constant vector, and the fill goes. Not where the accumulator is carried further (a K
+loop of blocks around the tiles: the next block reads what the last one wrote).
 """
 
 from __future__ import annotations
@@ -87,17 +89,19 @@ def _is_iter_arg(value: ir.Value) -> bool:
 
 
 def _steps_over(loops: list[ir.Operation], indices: list[ir.Value], read: ir.Operation) -> bool:
-    """Whether index d is loop d's induction variable, running from 0 to dim d of the
-    tensor in steps of the tile's dim d."""
+    """Whether each index is a loop's induction variable, running from 0 to the tensor's
+    dim in steps of the tile's (each loop one dim), or 0 where the tile spans the dim."""
     dims = ir.RankedTensorType(read.operands[0].type).shape
     tile = ir.VectorType(read.results[0].type).shape
-    if len(loops) != len(indices):
+    variables = [loop.regions[0].blocks[0].arguments[0] for loop in loops]
+    if any(sum(index == variable for index in indices) != 1 for variable in variables):
         return False
-    for loop, index, dim, size in zip(loops, indices, dims, tile, strict=True):
-        iterations = constant_bounds(loop)
-        if index != loop.regions[0].blocks[0].arguments[0] or iterations != range(0, dim, size):
-            return False
-        if dim % size:
+    for index, dim, size in zip(indices, dims, tile, strict=True):
+        if index in variables:
+            loop = loops[variables.index(index)]
+            if constant_bounds(loop) != range(0, dim, size) or dim % size:
+                return False
+        elif constant_int(index) != 0 or size != dim:
             return False
     return True
 
@@ -163,8 +167,8 @@ def _fill(value: ir.Value) -> tuple[ir.Attribute, ir.Value] | None:
 
 
 def _filled_rows(loop: ir.Operation) -> tuple[ir.Attribute, ir.Value] | None:
-    """A loop over every row of an empty tensor that writes the same splat over each whole
-    row and nothing else."""
+    """A loop over every row of an empty tensor (one dim, in steps of 1) that writes the
+    same splat over each whole row (every other dim spanned from 0) and nothing else."""
     empty = loop.operands[3]
     body = loop.regions[0].blocks[0]
     ops = list(body.operations)
@@ -172,23 +176,35 @@ def _filled_rows(loop: ir.Operation) -> tuple[ir.Attribute, ir.Value] | None:
         return None
     write = ops[0]
     splat, tile = write.operands[0], write.operands[1]
-    dims = ir.RankedTensorType(empty.type).shape
-    shape = ir.VectorType(splat.type).shape
     constant = splat.owner
     if (
         tile != body.arguments[1]
         or ops[1].operands[0] != write.results[0]
-        or len(dims) != 2
-        or shape != [1, dims[1]]
-        or constant_bounds(loop) != range(0, dims[0], 1)
-        or write.operands[2] != body.arguments[0]
-        or constant_int(write.operands[3]) != 0
+        or len(write.operands) != 2 + ir.RankedTensorType(empty.type).rank
+        or not _covers_by_rows(write, loop)
         or not isinstance(constant, ir.OpView)
         or constant.name != "arith.constant"
     ):
         return None
     elements = ir.DenseElementsAttr(constant.attributes["value"])
     return (elements.get_splat_value(), empty) if elements.is_splat else None
+
+
+def _covers_by_rows(write: ir.Operation, loop: ir.Operation) -> bool:
+    """Whether the write, at the loop's step, covers its tensor: the loop's variable indexes
+    one dim (from 0 to its size, in steps of 1, a vector dim of 1), and every other dim is
+    written whole from 0."""
+    dims = ir.RankedTensorType(write.operands[1].type).shape
+    shape = ir.VectorType(write.operands[0].type).shape
+    variable = loop.regions[0].blocks[0].arguments[0]
+    indices = list(write.operands)[2:]
+    looped = [d for d, index in enumerate(indices) if index == variable]
+    if len(looped) != 1 or constant_bounds(loop) != range(0, dims[looped[0]], 1):
+        return False
+    return all(
+        size == 1 if d == looped[0] else (size == dim and constant_int(index) == 0)
+        for d, (index, dim, size) in enumerate(zip(indices, dims, shape, strict=True))
+    )
 
 
 def _is_empty(value: ir.Value) -> bool:
