@@ -193,7 +193,8 @@ class SkipCase(Exception):
 
 @dataclass(frozen=True)
 class Options:
-    """What a run varies and how it runs; workers get the first three on their command line."""
+    """What a run varies and how it runs; workers get all but `jobs`, `timeout` and `batch`
+    on their command line."""
 
     seed: int = 0
     only: tuple[str, ...] = ()
