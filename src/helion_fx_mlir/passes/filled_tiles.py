@@ -17,11 +17,14 @@ import itertools
 from dataclasses import dataclass
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith
+from torch_mlir.dialects import arith, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import constant_bounds, constant_int, ops_named
 from helion_fx_mlir.passes.registry import register
+
+# The operand each op of a fill's chain takes the filled tensor (or the empty one) from.
+FILL_SOURCES = {"tensor.extract_slice": 0, "linalg.fill": 1, "scf.for": 3}
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,9 @@ def start_tiles_from_fills(module: ir.Module) -> None:
     with mlir_context():
         for read in ops_named(module, "vector.transfer_read"):
             nest = _tile_nest(read)
-            fill = None if nest is None else _fill(nest.init)
-            if nest is not None and fill is not None:
-                _start_from(read, nest, *fill)
+            scalar = None if nest is None else _fill(nest.init)
+            if nest is not None and scalar is not None:
+                _start_from(read, nest, scalar)
 
 
 def _tile_nest(read: ir.Operation) -> TileNest | None:
@@ -143,12 +146,15 @@ def _before(first: ir.Operation, second: ir.Operation) -> bool:
     return False
 
 
-def _fill(value: ir.Value) -> tuple[ir.Attribute, ir.Value] | None:
-    """(the scalar, the empty tensor) of a value that is an empty tensor filled with one
-    constant: a `linalg.fill`, or the loop vectorizing one (a splat written row by row)."""
+def _fill(value: ir.Value) -> ir.Attribute | None:
+    """The scalar of a value that is an empty tensor filled with one constant: a
+    `linalg.fill`, the loop vectorizing one (a splat written row by row), or a slice of
+    either (an edge program's accumulator trimmed to its valid corner)."""
     owner = value.owner
     if not isinstance(owner, ir.OpView):
         return None
+    if owner.name == "tensor.extract_slice":
+        return _fill(owner.operands[0])
     if owner.name == "linalg.fill":
         scalar, empty = owner.operands
         constant = scalar.owner
@@ -159,14 +165,14 @@ def _fill(value: ir.Value) -> tuple[ir.Attribute, ir.Value] | None:
             and scalar.type == element  # not a scalar the fill converts
             and _is_empty(empty)
         ):
-            return constant.attributes["value"], empty
+            return constant.attributes["value"]
         return None
     if owner.name == "scf.for" and len(owner.results) == 1:
         return _filled_rows(owner.operation)
     return None
 
 
-def _filled_rows(loop: ir.Operation) -> tuple[ir.Attribute, ir.Value] | None:
+def _filled_rows(loop: ir.Operation) -> ir.Attribute | None:
     """A loop over every row of an empty tensor (one dim, in steps of 1) that writes the
     same splat over each whole row (every other dim spanned from 0) and nothing else."""
     empty = loop.operands[3]
@@ -187,7 +193,7 @@ def _filled_rows(loop: ir.Operation) -> tuple[ir.Attribute, ir.Value] | None:
     ):
         return None
     elements = ir.DenseElementsAttr(constant.attributes["value"])
-    return (elements.get_splat_value(), empty) if elements.is_splat else None
+    return elements.get_splat_value() if elements.is_splat else None
 
 
 def _covers_by_rows(write: ir.Operation, loop: ir.Operation) -> bool:
@@ -212,15 +218,29 @@ def _is_empty(value: ir.Value) -> bool:
     return isinstance(owner, ir.OpView) and owner.name == "tensor.empty"
 
 
-def _start_from(read: ir.Operation, nest: TileNest, scalar: ir.Attribute, empty: ir.Value) -> None:
-    """The read becomes the constant, the nest starts from the empty tensor, and the fill
-    goes once nothing else uses it."""
+def _start_from(read: ir.Operation, nest: TileNest, scalar: ir.Attribute) -> None:
+    """The read becomes the constant, the nest starts from an empty tensor, and the fill
+    (and the slices of it) go once nothing else uses them."""
     vector_type = read.results[0].type
     with ir.InsertionPoint(read), read.location:
         splat = arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(vector_type, scalar))
     read.results[0].replace_all_uses_with(splat.result)
     read.erase()
-    fill = nest.init.owner
-    nest.loops[0].operands[3] = empty
-    if not list(nest.init.uses):
-        fill.erase()
+    outermost = nest.loops[0]
+    with ir.InsertionPoint(outermost), outermost.location:
+        shape = ir.RankedTensorType(nest.init.type)
+        outermost.operands[3] = tensor.EmptyOp(shape.shape, shape.element_type).result
+    _erase_unused(nest.init)
+
+
+def _erase_unused(value: ir.Value) -> None:
+    """The fill behind `value` (its slices, the fill, its empty tensor), op by op while
+    nothing uses it."""
+    while not list(value.uses) and isinstance(value.owner, ir.OpView):
+        owner = value.owner
+        source = FILL_SOURCES.get(owner.name)
+        next_value = None if source is None else owner.operands[source]
+        owner.erase()
+        if next_value is None:
+            return
+        value = next_value
