@@ -1,12 +1,15 @@
-"""lit's ShTest, with `helion-mlir emit` run inside lit's worker process.
+"""lit's ShTest, with `helion-mlir emit` and `helion-opt` run inside lit's worker process.
 
 A `helion-mlir emit` process spends ~6 s importing torch, Helion and torch-mlir for ~1 s
-of work. lit's workers live for the whole run, so a RUN line of the form
-`helion-mlir emit ARGS | NEXT [| ...]` emits in the worker (the imports are paid once per
-worker), in the test's environment and directory, writes the module to a file and runs
-`NEXT < FILE [| ...]` in lit's shell: FileCheck, its options and its failure report are
-ShTest's. An emit that fails in the worker runs its line as written, so the failure reads
-as the shell's. Every other line runs as written.
+of work, a `helion-opt` process 0.55 s of imports for a few milliseconds. lit's workers
+live for the whole run, so a RUN line whose leading stages are those tools
+(`helion-mlir emit ARGS | helion-opt ARGS | NEXT [| ...]`, `helion-opt ARGS | NEXT`) runs
+them in the worker (the imports are paid once per worker), in the test's environment and
+directory, each stage's output the next one's stdin, writes the last one's output to a
+file and runs `NEXT < FILE [| ...]` in lit's shell: FileCheck, its options and its
+failure report are ShTest's. A stage that fails in the worker runs its line as written, so
+the failure reads as the shell's. Every other line (`not helion-opt ...`, a tool's output
+read by no pipe) runs as written.
 """
 
 from __future__ import annotations
@@ -15,23 +18,27 @@ import contextlib
 import io
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 
 import lit.formats
 import lit.Test
 import lit.TestRunner as runner
 
-from helion_fx_mlir.tools import cli
+from helion_fx_mlir.tools import cli, opt
 
-# Plain words only in the emit and the command it feeds (no quotes, redirections,
-# expansions, nor parentheses, which would end lit's %dbg(...)): splitting on blanks and
-# on the first pipe is then the shell's own parse.
-WORDS = r"[^|'\"<>&;$`\\()]+?"
-EMIT = re.compile(rf"\s*helion-mlir emit (?P<args>{WORDS}) *\| *(?P<next>{WORDS})(?P<tail> *\|.*)?")
+# Plain words only in the in-process stages (no quotes, redirections, expansions, nor
+# parentheses, which would end lit's %dbg(...)): splitting them on blanks and pipes is then
+# the shell's own parse.
+WORDS = r"[^|'\"<>&;$`\\()]*?"
+STAGE = re.compile(rf"\s*(?P<tool>helion-mlir emit|helion-opt)(?P<args>(?: {WORDS})?) *\| *")
+NEXT = re.compile(rf"(?P<next>{WORDS}[^ |'\"<>&;$`\\()]) *(?P<tail>\|.*)?")
+TOOLS = {"helion-mlir emit": lambda args: cli.main(["emit", *args]), "helion-opt": opt.main}
 
 
 class EmitInProcess(lit.formats.ShTest):
-    """ShTest whose `helion-mlir emit ... |` pipelines emit in the lit worker."""
+    """ShTest whose `helion-mlir emit ... |` and `helion-opt ... |` stages run in the lit
+    worker."""
 
     def execute(self, test: lit.Test.Test, lit_config: object) -> lit.Test.Result:
         if test.config.unsupported:
@@ -57,35 +64,56 @@ class EmitInProcess(lit.formats.ShTest):
 
 
 def _emit_in_process(line: str, output: str, cwd: str, env: Mapping[str, str]) -> str:
-    """The line, its emit done here into `output` and replaced by `< output`; or the line
-    as written when it is no such pipeline or the emit failed."""
+    """The line, its leading tool stages run here into `output` and replaced by
+    `< output`; or the line as written when it has none, or one of them failed."""
     located = re.fullmatch(runner.kPdbgRegex, line)
-    match = located and EMIT.fullmatch(located.group(2))
-    if not match:
+    command = located.group(2) if located else ""
+    stages, rest = [], 0
+    while match := STAGE.match(command, rest):
+        stages.append((match["tool"], match["args"].split()))
+        rest = match.end()
+    following = NEXT.fullmatch(command, rest)
+    if not located or not stages or not following:
         return line
-    args = match["args"].split()
-    code, text = _emit(args, cwd, env)
-    if code != 0:
-        return line
+    text: str | None = ""
+    for tool, args in stages:
+        text = _run(tool, args, text, cwd, env)
+        if text is None:
+            return line
     with open(output, "w", encoding="utf-8") as file:
         file.write(text)
-    where = f"{located.group(1)}: helion-mlir emit {match['args']} ran in lit, into {output}"
-    return runner.buildPdbgCommand(where, f"{match['next']} < {output}{match['tail'] or ''}")
+    ran = " | ".join(f"{tool} {' '.join(args)}" for tool, args in stages)
+    where = f"{located.group(1)}: {ran} ran in lit, into {output}"
+    tail = f" {following['tail']}" if following["tail"] else ""
+    return runner.buildPdbgCommand(where, f"{following['next']} < {output}{tail}")
 
 
-def _emit(args: list[str], cwd: str, env: Mapping[str, str]) -> tuple[int | None, str]:
-    """`helion-mlir emit ARGS`'s exit code (None for a SystemExit, as of --help) and stdout."""
+def _run(tool: str, args: list[str], stdin: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The tool's stdout, given `stdin`; None if it exited with a failure (or a SystemExit,
+    as of --help)."""
     out = io.StringIO()
     with (
         _environment(env),
         contextlib.chdir(cwd),
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(io.StringIO()),
+        _stdin(stdin),
     ):
         try:
-            return cli.main(["emit", *args]), out.getvalue()
+            code = TOOLS[tool](args)
         except SystemExit:
-            return None, ""
+            return None
+    return out.getvalue() if code == 0 else None
+
+
+@contextlib.contextmanager
+def _stdin(text: str) -> Iterator[None]:
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text)
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 @contextlib.contextmanager
