@@ -44,8 +44,7 @@ def start_tiles_from_fills(module: ir.Module) -> None:
     with mlir_context():
         for read in ops_named(module, "vector.transfer_read"):
             nest = _tile_nest(read)
-            scalar = None if nest is None else _fill(nest.init)
-            if nest is not None and scalar is not None:
+            if nest is not None and (scalar := _fill(nest.init)) is not None:
                 _start_from(read, nest, scalar)
 
 
@@ -228,8 +227,8 @@ def _start_from(read: ir.Operation, nest: TileNest, scalar: ir.Attribute) -> Non
     read.erase()
     outermost = nest.loops[0]
     with ir.InsertionPoint(outermost), outermost.location:
-        shape = ir.RankedTensorType(nest.init.type)
-        outermost.operands[3] = tensor.EmptyOp(shape.shape, shape.element_type).result
+        tile_type = ir.RankedTensorType(nest.init.type)
+        outermost.operands[3] = tensor.EmptyOp(tile_type.shape, tile_type.element_type).result
     _erase_unused(nest.init)
 
 
