@@ -8,7 +8,8 @@
 // alone. Programs that copy the same B block into a buffer (a matmul's packed operand) are
 // grouped along a dimension the copy does not depend on, the copy run once per group step;
 // a copy that depends on every program index, or a buffer that a program writes again,
-// keeps the grid as it was. A loop over row tiles whose body reads the accumulator, adds the
+// keeps the grid as it was; work after the loop (a matmul's peeled last rows) runs per
+// program in a loop of its own. A loop over row tiles whose body reads the accumulator, adds the
 // tile's rows 8 at a time in a loop carrying it and writes it back becomes one loop over
 // the 8-row steps (tile = step / 4, row = step % 4 * 8) before grouping, each step reading
 // and writing the accumulator; not where the inner loop also touches the accumulator's buffer.
@@ -165,6 +166,63 @@ func.func @shared_pack(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<
         vector.transfer_write %sum, %tile[%r, %c0] {in_bounds = [true]} : vector<16xf32>, memref<16x16xf32, strided<[64, 1], offset: ?>>
       }
     }
+  }
+  return
+}
+
+// A matmul whose block's last rows are a register tile of their own after the loop (the
+// block's 16 rows: two tiles of 6, then 4): grouped as above, then the group's programs
+// each run those last rows in turn, in a loop of their own after the interleaved one.
+// CHECK-LABEL: func.func @shared_pack_peeled_rows(
+// CHECK: scf.forall (%[[M:[a-z0-9_]+]], %[[N:[a-z0-9_]+]]) in (2, 4) {
+// CHECK: %[[BUF:[a-z0-9_]+]] = memref.alloc() : memref<64x16xf32>
+// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c12 step %c6 {
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK-NEXT: %[[FIRST:[a-z0-9_]+]] = arith.muli %[[M]],
+// CHECK-NEXT: arith.addi %[[FIRST]], %[[J]] : index
+// CHECK: vector.transfer_read %[[BUF]]{{.*}} vector<6x16xf32>
+// CHECK: scf.for %[[J2:[a-z0-9_]+]] =
+// CHECK-NEXT: %[[FIRST2:[a-z0-9_]+]] = arith.muli %[[M]],
+// CHECK-NEXT: arith.addi %[[FIRST2]], %[[J2]] : index
+// CHECK: vector.transfer_read %[[BUF]]{{.*}} vector<4x16xf32>
+// CHECK: vector.transfer_write %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}[%c12, %c0] {{.*}} : vector<4x16xf32>
+func.func @shared_pack_peeled_rows(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %zeros6 = arith.constant dense<0.0> : vector<6x16xf32>
+  %zeros4 = arith.constant dense<0.0> : vector<4x16xf32>
+  scf.forall (%i, %j) in (4, 4) {
+    %row = arith.muli %i, %c16 : index
+    %col = arith.muli %j, %c16 : index
+    %tile = memref.subview %c[%row, %col] [16, 16] [1, 1] : memref<64x64xf32> to memref<16x16xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<64x16xf32>
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = vector.transfer_read %b[%k, %col], %zero {in_bounds = [true]} : memref<64x64xf32>, vector<16xf32>
+      vector.transfer_write %v, %buf[%k, %c0] {in_bounds = [true]} : vector<16xf32>, memref<64x16xf32>
+    }
+    scf.for %r = %c0 to %c12 step %c6 {
+      %sum = scf.for %k = %c0 to %c64 step %c1 iter_args(%s = %zeros6) -> (vector<6x16xf32>) {
+        %ar = arith.addi %row, %r : index
+        %x = vector.transfer_read %a[%ar, %k], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<6x16xf32>
+        %p = vector.transfer_read %buf[%k, %c0], %zero {in_bounds = [true, true]} : memref<64x16xf32>, vector<6x16xf32>
+        %f = vector.fma %x, %p, %s : vector<6x16xf32>
+        scf.yield %f : vector<6x16xf32>
+      }
+      vector.transfer_write %sum, %tile[%r, %c0] {in_bounds = [true, true]} : vector<6x16xf32>, memref<16x16xf32, strided<[64, 1], offset: ?>>
+    }
+    %last = scf.for %k = %c0 to %c64 step %c1 iter_args(%s = %zeros4) -> (vector<4x16xf32>) {
+      %ar = arith.addi %row, %c12 : index
+      %x = vector.transfer_read %a[%ar, %k], %zero {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x16xf32>
+      %p = vector.transfer_read %buf[%k, %c0], %zero {in_bounds = [true, true]} : memref<64x16xf32>, vector<4x16xf32>
+      %f = vector.fma %x, %p, %s : vector<4x16xf32>
+      scf.yield %f : vector<4x16xf32>
+    }
+    vector.transfer_write %last, %tile[%c12, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<16x16xf32, strided<[64, 1], offset: ?>>
   }
   return
 }

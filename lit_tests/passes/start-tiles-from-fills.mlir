@@ -1,7 +1,7 @@
 // Register tiles that cover a constant-filled accumulator exactly, each reading its part
 // before writing it, start from the constant: the read becomes a splat and the fill (a
-// loop of row writes, or a linalg.fill) goes. Tiles that leave part of the accumulator
-// unwritten, or read it elsewhere, keep the fill.
+// loop of row writes, or a linalg.fill) goes; so do a block's peeled last rows. Tiles that
+// leave part of the accumulator unwritten, or read it elsewhere, keep the fill.
 // RUN: helion-opt %s --helion-start-tiles-from-fills | FileCheck %s
 
 // CHECK-LABEL: func.func @filled_rows(
@@ -113,6 +113,80 @@ func.func @partly_covered(%x: vector<8x32xf32>) -> tensor<8x64xf32> {
     scf.yield %in : tensor<8x64xf32>
   }
   return %out : tensor<8x64xf32>
+}
+
+// Rows of 6 over a 16-row accumulator leave its last 4 to a tile of their own after the
+// loop (a peeled register tile of rows), reading them from the loop's result: both start
+// from the constant, and the fill goes.
+// CHECK-LABEL: func.func @peeled_rows(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[EMPTY:[a-z0-9_]+]] = tensor.empty() : tensor<16x64xf32>
+// CHECK: scf.for %{{[a-z0-9_]+}} = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} iter_args(%{{[a-z0-9_]+}} = %[[EMPTY]])
+// CHECK: arith.constant dense<0.000000e+00> : vector<6x64xf32>
+// CHECK: arith.constant dense<0.000000e+00> : vector<4x64xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @peeled_rows(%x: vector<6x64xf32>, %y: vector<4x64xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %c12 = arith.constant 12 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<16x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %main = scf.for %i = %c0 to %c12 step %c6 iter_args(%a = %filled) -> (tensor<16x64xf32>) {
+    %tile = vector.transfer_read %a[%i, %c0], %zero {in_bounds = [true, true]} : tensor<16x64xf32>, vector<6x64xf32>
+    %sum = arith.addf %tile, %x : vector<6x64xf32>
+    %w = vector.transfer_write %sum, %a[%i, %c0] {in_bounds = [true, true]} : vector<6x64xf32>, tensor<16x64xf32>
+    scf.yield %w : tensor<16x64xf32>
+  }
+  %last = vector.transfer_read %main[%c12, %c0], %zero {in_bounds = [true, true]} : tensor<16x64xf32>, vector<4x64xf32>
+  %sum = arith.addf %last, %y : vector<4x64xf32>
+  %out = vector.transfer_write %sum, %main[%c12, %c0] {in_bounds = [true, true]} : vector<4x64xf32>, tensor<16x64xf32>
+  return %out : tensor<16x64xf32>
+}
+
+// An edge program's 8 rows: one tile of 6 (its loop folded away) and one of 2.
+// CHECK-LABEL: func.func @peeled_rows_unlooped(
+// CHECK-NOT: linalg.fill
+// CHECK: arith.constant dense<0.000000e+00> : vector<6x64xf32>
+// CHECK: arith.constant dense<0.000000e+00> : vector<2x64xf32>
+// CHECK-NOT: vector.transfer_read
+func.func @peeled_rows_unlooped(%x: vector<6x64xf32>, %y: vector<2x64xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %tile = vector.transfer_read %filled[%c0, %c0], %zero {in_bounds = [true, true]} : tensor<8x64xf32>, vector<6x64xf32>
+  %sum = arith.addf %tile, %x : vector<6x64xf32>
+  %first = vector.transfer_write %sum, %filled[%c0, %c0] {in_bounds = [true, true]} : vector<6x64xf32>, tensor<8x64xf32>
+  %last = vector.transfer_read %first[%c6, %c0], %zero {in_bounds = [true, true]} : tensor<8x64xf32>, vector<2x64xf32>
+  %sum2 = arith.addf %last, %y : vector<2x64xf32>
+  %out = vector.transfer_write %sum2, %first[%c6, %c0] {in_bounds = [true, true]} : vector<2x64xf32>, tensor<8x64xf32>
+  return %out : tensor<8x64xf32>
+}
+
+// The tile after the loop stops 2 rows short of the end: those keep the fill's zeros.
+// CHECK-LABEL: func.func @peeled_rows_short(
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+// CHECK: vector.transfer_read
+func.func @peeled_rows_short(%x: vector<6x64xf32>, %y: vector<2x64xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %c12 = arith.constant 12 : index
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<16x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %main = scf.for %i = %c0 to %c12 step %c6 iter_args(%a = %filled) -> (tensor<16x64xf32>) {
+    %tile = vector.transfer_read %a[%i, %c0], %zero {in_bounds = [true, true]} : tensor<16x64xf32>, vector<6x64xf32>
+    %sum = arith.addf %tile, %x : vector<6x64xf32>
+    %w = vector.transfer_write %sum, %a[%i, %c0] {in_bounds = [true, true]} : vector<6x64xf32>, tensor<16x64xf32>
+    scf.yield %w : tensor<16x64xf32>
+  }
+  %last = vector.transfer_read %main[%c12, %c0], %zero {in_bounds = [true, true]} : tensor<16x64xf32>, vector<2x64xf32>
+  %sum = arith.addf %last, %y : vector<2x64xf32>
+  %out = vector.transfer_write %sum, %main[%c12, %c0] {in_bounds = [true, true]} : vector<2x64xf32>, tensor<16x64xf32>
+  return %out : tensor<16x64xf32>
 }
 
 // A tile carried through two writes (what the loop yields is not one write of the read

@@ -7,8 +7,11 @@ its K loop's first value: after bufferization the fill writes the whole output t
 it again. Where the register tiles cover the accumulator exactly (loops from 0 to each dim
 in steps of the tile's shape, or a dim the tile spans from 0: a bmm's unit batch dim) and
 each reads its own part before it writes it, that read is the fill's constant: it becomes
-the constant vector, and the fill goes. Not where the accumulator is carried further (a K
-loop of blocks around the tiles: the next block reads what the last one wrote).
+the constant vector, and the fill goes. The same where the tiles leave the last rows to a
+tile of their own after them (a block whose rows the tile's do not divide, peeled), which
+reads them from the first tiles' result: the two together cover the accumulator. Not
+where the accumulator is carried further (a K loop of blocks around the tiles: the next
+block reads what the last one wrote).
 """
 
 from __future__ import annotations
@@ -29,11 +32,23 @@ FILL_SOURCES = {"tensor.extract_slice": 0, "linalg.fill": 1, "scf.for": 3}
 
 @dataclass(frozen=True)
 class TileNest:
-    """The loops (outermost first) whose induction variables index a register tile's read
-    and write of the accumulator they carry, and the accumulator's value before them."""
+    """A register tile's read of the accumulator and its write back, the loops (outermost
+    first, maybe none) whose induction variables index them and carry the accumulator, the
+    accumulator's value before them, and the part of it (start, stop per dim) their tiles
+    cover."""
 
+    read: ir.Operation
+    write: ir.Operation
     loops: list[ir.Operation]
     init: ir.Value
+    region: list[tuple[int, int]]
+
+    def whole(self) -> bool:
+        return self.region == [(0, dim) for dim in ir.RankedTensorType(self.init.type).shape]
+
+    def result(self) -> ir.Value:
+        """The accumulator after the nest: its loop's result, or the tile's write."""
+        return self.loops[0].results[0] if self.loops else self.write.results[0]
 
 
 @register(
@@ -42,16 +57,23 @@ class TileNest:
 )
 def start_tiles_from_fills(module: ir.Module) -> None:
     with mlir_context():
+        starts = []  # found before any is rewritten: a rewrite erases a later read
         for read in ops_named(module, "vector.transfer_read"):
             nest = _tile_nest(read)
-            if nest is not None and (scalar := _fill(nest.init)) is not None:
-                _start_from(read, nest, scalar)
+            if nest is None or (scalar := _fill(nest.init)) is None:
+                continue
+            if nest.whole():
+                starts.append(([read], nest, scalar))
+            elif (rest := _rest_of(nest)) is not None:
+                starts.append(([read, rest.read], nest, scalar))
+        for reads, nest, scalar in starts:
+            _start_from(reads, nest, scalar)
 
 
 def _tile_nest(read: ir.Operation) -> TileNest | None:
-    """The nest, when the read's source is a loop-carried tensor the nest's loops step over
-    in tiles of the read's shape, covering it exactly, and the tile is written back where it
-    was read after the read."""
+    """The nest, when the read's source is a tensor the nest's loops (if any) carry and step
+    over in disjoint tiles of the read's shape, and the tile is written back where it was
+    read after the read."""
     if not _whole_tile(read):
         return None
     indices = list(read.operands)[1:-1]
@@ -61,9 +83,33 @@ def _tile_nest(read: ir.Operation) -> TileNest | None:
         loop = carried.owner.owner
         loops.insert(0, loop)
         carried = loop.operands[3]
-    if not loops or not _steps_over(loops, indices, read):
+    region = _region(loops, indices, read)
+    write = _written(read, loops)
+    if region is None or write is None:
         return None
-    return TileNest(loops, carried) if _written_back(read, loops) else None
+    return TileNest(read, write, loops, carried, region)
+
+
+def _rest_of(nest: TileNest) -> TileNest | None:
+    """The tiles after a nest that leaves the last part of one dim (a peeled loop's last
+    register tile of rows, `vectorize.py`'s peel_rows): a nest reading that part from the
+    first one's result, and its only user, which together with the first covers the
+    accumulator."""
+    shape = ir.RankedTensorType(nest.init.type).shape
+    partial = [d for d, (start, stop) in enumerate(nest.region) if (start, stop) != (0, shape[d])]
+    if len(partial) != 1:
+        return None
+    dim, result = partial[0], nest.result()
+    wanted = list(nest.region)
+    wanted[dim] = (nest.region[dim][1], shape[dim])
+    users = [use.owner for use in result.uses]
+    reads = [op for user in users for op in ops_named(user, "vector.transfer_read")]
+    for read in reads:
+        rest = _tile_nest(read)
+        only = len(users) == (1 if rest and rest.loops else 2)
+        if rest is not None and rest.init == result and rest.region == wanted and only:
+            return rest
+    return None
 
 
 def _whole_tile(read: ir.Operation) -> bool:
@@ -90,33 +136,45 @@ def _is_iter_arg(value: ir.Value) -> bool:
     return loop.name == "scf.for" and len(loop.results) == 1
 
 
-def _steps_over(loops: list[ir.Operation], indices: list[ir.Value], read: ir.Operation) -> bool:
-    """Whether each index is a loop's induction variable, running from 0 to the tensor's
-    dim in steps of the tile's (each loop one dim), or 0 where the tile spans the dim."""
+def _region(
+    loops: list[ir.Operation], indices: list[ir.Value], read: ir.Operation
+) -> list[tuple[int, int]] | None:
+    """The part (start, stop per dim) of the tensor the nest's tiles cover, where each
+    index is a loop's induction variable, running from 0 in steps of the tile's size (each
+    loop one dim), or a constant; None otherwise."""
     dims = ir.RankedTensorType(read.operands[0].type).shape
     tile = ir.VectorType(read.results[0].type).shape
     variables = [loop.regions[0].blocks[0].arguments[0] for loop in loops]
     if any(sum(index == variable for index in indices) != 1 for variable in variables):
-        return False
+        return None
+    region = []
     for index, dim, size in zip(indices, dims, tile, strict=True):
         if index in variables:
-            loop = loops[variables.index(index)]
-            if constant_bounds(loop) != range(0, dim, size) or dim % size:
-                return False
-        elif constant_int(index) != 0 or size != dim:
-            return False
-    return True
+            bounds = constant_bounds(loops[variables.index(index)])
+            if bounds is None or bounds.start != 0 or bounds.step != size:
+                return None
+            region.append((0, len(bounds) * size))
+            if region[-1][1] > dim:
+                return None
+        elif (start := constant_int(index)) is not None and start + size <= dim:
+            region.append((start, start + size))
+        else:
+            return None
+    return region
 
 
-def _written_back(read: ir.Operation, loops: list[ir.Operation]) -> bool:
-    """Whether each loop yields the next one's result and the innermost yields a write of
-    the tile where it was read, after the read: the only other use of the carried tile."""
+def _written(read: ir.Operation, loops: list[ir.Operation]) -> ir.Operation | None:
+    """The write of the tile where it was read, after the read, the only other use of the
+    carried tile; each loop yielding the next one's result and the innermost the write."""
     for outer, inner in itertools.pairwise(loops):
         if _yielded(outer) != inner.results[0]:
-            return False
-    write = _yielded(loops[-1]).owner
+            return None
     tile = read.operands[0]
-    return (
+    if loops:
+        write = _yielded(loops[-1]).owner
+    else:
+        write = next((use.owner for use in tile.uses if use.owner != read), None)
+    fits = (
         isinstance(write, ir.OpView)
         and write.name == "vector.transfer_write"
         and write.operands[1] == tile
@@ -127,6 +185,7 @@ def _written_back(read: ir.Operation, loops: list[ir.Operation]) -> bool:
         and len(list(tile.uses)) == 2
         and _before(read, write.operation)
     )
+    return write.operation if fits else None
 
 
 def _yielded(loop: ir.Operation) -> ir.Value:
@@ -217,18 +276,21 @@ def _is_empty(value: ir.Value) -> bool:
     return isinstance(owner, ir.OpView) and owner.name == "tensor.empty"
 
 
-def _start_from(read: ir.Operation, nest: TileNest, scalar: ir.Attribute) -> None:
-    """The read becomes the constant, the nest starts from an empty tensor, and the fill
-    (and the slices of it) go once nothing else uses them."""
-    vector_type = read.results[0].type
-    with ir.InsertionPoint(read), read.location:
-        splat = arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(vector_type, scalar))
-    read.results[0].replace_all_uses_with(splat.result)
-    read.erase()
-    outermost = nest.loops[0]
-    with ir.InsertionPoint(outermost), outermost.location:
+def _start_from(reads: list[ir.Operation], nest: TileNest, scalar: ir.Attribute) -> None:
+    """The reads become the constant, the nest starts from an empty tensor (its outermost
+    loop's init, or the tile's write's destination), and the fill (and the slices of it)
+    go once nothing else uses them."""
+    first, operand = (nest.loops[0], 3) if nest.loops else (nest.write, 1)
+    for read in reads:
+        vector_type = read.results[0].type
+        with ir.InsertionPoint(read), read.location:
+            splat = ir.DenseElementsAttr.get_splat(vector_type, scalar)
+            constant = arith.ConstantOp(vector_type, splat)
+        read.results[0].replace_all_uses_with(constant.result)
+        read.erase()
+    with ir.InsertionPoint(first), first.location:
         tile_type = ir.RankedTensorType(nest.init.type)
-        outermost.operands[3] = tensor.EmptyOp(tile_type.shape, tile_type.element_type).result
+        first.operands[operand] = tensor.EmptyOp(tile_type.shape, tile_type.element_type).result
     _erase_unused(nest.init)
 
 

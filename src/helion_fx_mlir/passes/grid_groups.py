@@ -32,12 +32,15 @@ on any count; its groups sized for the first); the disk cache keys code by the c
 
 After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
 (index arithmetic, views, buffers and writes that initialize the program's own output)
-then one `scf.for` with no results whose bounds do not depend on the program. What does not
-depend on the program stays outside the loops over a group's programs.
+then one `scf.for` with no results whose bounds do not depend on the program, and for a
+matmul whose block's last rows are a register tile of their own (`vectorize.py`), the
+work on those rows after it, which the group's programs then run one after another. What
+does not depend on the program stays outside the loops over a group's programs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -107,12 +110,14 @@ def group_grid_programs(module: ir.Module) -> None:
     with mlir_context():
         threads = threads_of(module)
         for grid in ops_named(module, "scf.forall"):
-            trips = grid_trips(grid)
-            if trips and (plan := _strips_plan(grid, trips, threads)):
-                flatten_carried_steps(list(grid.regions[0].blocks[0].operations)[-2])
-                _group(grid, trips, plan)
-            elif trips and (plan := _shared_pack_plan(grid, trips, threads)):
-                _group(grid, trips, plan)
+            trips, parts = grid_trips(grid), _parts(grid)
+            if not trips or parts is None:
+                continue
+            if plan := _strips_plan(parts, trips, threads):
+                parts = dataclasses.replace(parts, loop=flatten_carried_steps(parts.loop))
+                _group(grid, trips, plan, parts)
+            elif plan := _shared_pack_plan(grid, parts, trips, threads):
+                _group(grid, trips, plan, parts)
 
 
 def threads_of(module: ir.Module) -> int:
@@ -138,52 +143,66 @@ class Grouping:
     shared: tuple[ir.Operation, ...] = ()
 
 
-def _strips_plan(grid: ir.Operation, trips: list[int], threads: int) -> Grouping | None:
+@dataclass(frozen=True)
+class Parts:
+    """A grid body's set-up, its loop (an scf.for with no results whose bounds do not
+    depend on the program) and the work after that loop (a matmul's last register tile of
+    rows, `vectorize.py`'s peel_rows), before a terminator with nothing to insert."""
+
+    setup: list[ir.Operation]
+    loop: ir.Operation
+    tail: list[ir.Operation]
+
+    @property
+    def steps(self) -> list[ir.Operation]:
+        """The loop body's ops, its terminator left out."""
+        return list(self.loop.regions[0].blocks[0].operations)[:-1]
+
+
+def _parts(grid: ir.Operation) -> Parts | None:
+    """The grid body split into `Parts`, or None where it has no such loop."""
+    *ops, end = list(grid.regions[0].blocks[0].operations)
+    if list(end.regions[0].blocks[0].operations):
+        return None
+    loops = [i for i, op in enumerate(ops) if op.name == "scf.for" and not len(op.results)]
+    if not loops:
+        return None
+    at = loops[-1]
+    loop = ops[at]
+    if any(defined_in(value, grid) for value in list(loop.operands)[:3]):
+        return None
+    return Parts(ops[:at], loop, ops[at + 1 :])
+
+
+def _strips_plan(parts: Parts, trips: list[int], threads: int) -> Grouping | None:
     """Programs reading strips, grouped along the last dimension."""
-    ops = list(grid.regions[0].blocks[0].operations)
     dim = len(trips) - 1
     size = group_size(trips, dim, MAX_GROUP, threads)
     fits = (
         size > 1
-        and _plain_loop(grid)
-        and all(op.name in PURE_SETUP | INIT_SETUP for op in ops[:-2])
-        and _strips(ops[-2])
+        and not parts.tail
+        and all(op.name in PURE_SETUP | INIT_SETUP for op in parts.setup)
+        and _strips(parts.loop)
     )
     return Grouping(dim, size) if fits else None
 
 
-def _shared_pack_plan(grid: ir.Operation, trips: list[int], threads: int) -> Grouping | None:
+def _shared_pack_plan(
+    grid: ir.Operation, parts: Parts, trips: list[int], threads: int
+) -> Grouping | None:
     """Programs that each copy the same operand block into a buffer of their own, grouped
     along the first dimension the copy does not depend on."""
-    if not _plain_loop(grid):
-        return None
     body = grid.regions[0].blocks[0]
-    ops = list(body.operations)
-    setup, loop = ops[:-2], ops[-2]
-    buffers = [op for op in setup if op.name == "memref.alloc"]
-    in_order = [*setup, *list(loop.regions[0].blocks[0].operations)[:-1]]
+    buffers = [op for op in parts.setup if op.name == "memref.alloc"]
+    in_order = [*parts.setup, *parts.steps, *parts.tail]
     pack = _pack(in_order, buffers[0]) if len(buffers) == 1 else None
-    if pack is None or not all(_setup_op(op) or op == pack for op in setup):
+    if pack is None or not all(_setup_op(op) or op == pack for op in parts.setup):
         return None
     for dim, variable in enumerate(body.arguments):
         size = group_size(trips, dim, MAX_PACK_GROUP, threads)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
             return Grouping(dim, size, (pack,))
     return None
-
-
-def _plain_loop(grid: ir.Operation) -> bool:
-    """Whether the grid's body ends in an scf.for with no results whose bounds do not depend
-    on the program, then a terminator with nothing to insert."""
-    ops = list(grid.regions[0].blocks[0].operations)
-    loop = ops[-2] if len(ops) > 1 else None
-    return (
-        loop is not None
-        and loop.name == "scf.for"
-        and not len(loop.results)
-        and not list(ops[-1].regions[0].blocks[0].operations)
-        and not any(defined_in(value, grid) for value in list(loop.operands)[:3])
-    )
 
 
 def grid_trips(grid: ir.Operation) -> list[int] | None:
@@ -318,38 +337,50 @@ def _innermost_index(op: ir.Operation) -> ir.Value | None:
     return view.offsets[-1]
 
 
-def _group(grid: ir.Operation, trips: list[int], plan: Grouping) -> None:
+def _group(grid: ir.Operation, trips: list[int], plan: Grouping, parts: Parts) -> None:
     """The grid over groups along `plan.dim`: every program's set-up, then the loop over
-    each program's iteration. What does not depend on the program (pure index arithmetic,
-    the group's buffers, `plan.shared`) stays outside the loops over programs."""
+    each program's iteration, then each program's work after the loop. What does not
+    depend on the program (pure index arithmetic, the group's buffers, `plan.shared`) stays
+    outside the loops over programs."""
     body = grid.regions[0].blocks[0]
     group = body.arguments[plan.dim]
-    ops = list(body.operations)
-    setup, loop = ops[:-2], ops[-2]
-    loop_body = loop.regions[0].blocks[0]
-    steps_ops = list(loop_body.operations)[:-1]
     moved = _per_program(
         group,
-        [*setup, *steps_ops],
-        lambda op: op in plan.shared or op.name in (KEPT_SETUP if op in setup else PURE_SETUP),
+        [*parts.setup, *parts.steps],
+        lambda op: (
+            op in plan.shared or op.name in (KEPT_SETUP if op in parts.setup else PURE_SETUP)
+        ),
     )
     grouped = list(trips)
     grouped[plan.dim] //= plan.size
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(grouped)
+    pure = [op for op in parts.setup if op in moved and op.name in PURE_SETUP]
     with grid.location:
-        setups, setup_program = program_loop(group, plan.size, ir.InsertionPoint(loop))
-        for op in setup:
-            if op in moved:
-                op.move_before(_terminator(setups))
-        steps, step_program = program_loop(
-            group, plan.size, ir.InsertionPoint(list(loop_body.operations)[-1])
-        )
-        for op in steps_ops:
-            if op in moved:
-                op.move_before(_terminator(steps))
-        _rematerialize([op for op in setup if op in moved and op.name in PURE_SETUP], steps)
-        retarget(group, setup_program, setups)
-        retarget(group, step_program, steps)
+        loops = [_programs_of(group, plan.size, ir.InsertionPoint(parts.loop), parts.setup, moved)]
+        loop_end = ir.InsertionPoint(list(parts.loop.regions[0].blocks[0].operations)[-1])
+        loops.append(_programs_of(group, plan.size, loop_end, parts.steps, moved))
+        if parts.tail:
+            after = ir.InsertionPoint(list(body.operations)[-1])
+            loops.append(_programs_of(group, plan.size, after, parts.tail, set(parts.tail)))
+        for loop, _ in loops[1:]:
+            _rematerialize(pure, loop)
+        for loop, program in loops:
+            retarget(group, program, loop)
+
+
+def _programs_of(
+    group: ir.Value,
+    size: int,
+    where: ir.InsertionPoint,
+    ops: list[ir.Operation],
+    moved: set[ir.Operation],
+) -> tuple[scf.ForOp, ir.Value]:
+    """A loop over the group's programs at `where`, with the `moved` of the ops (in order)."""
+    loop, program = program_loop(group, size, where)
+    for op in ops:
+        if op in moved:
+            op.move_before(_terminator(loop))
+    return loop, program
 
 
 def _per_program(

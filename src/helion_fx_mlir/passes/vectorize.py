@@ -31,12 +31,6 @@ TAG = "helion.schedule"
 VECTOR_ELEMENT_TYPES = {"f32", "f64", "i32", "i64", "f16", "bf16"}
 HALF_TYPES = {"f16", "bf16"}
 LANES = 64  # elements per vector along the innermost dim: four AVX-512 registers of f32
-# Accumulator rows x f32 columns held in registers across the K loop, by the target's
-# vector registers (module attribute VECTOR_REGISTERS; AVX-512's 32 without it): about
-# half of them accumulate, beside B's vectors and a broadcast A value. Measured on an AVX2
-# EPYC (16 ymm), matmul 1024^3 in 64^3 blocks: 8x32 spills (56 GFLOP/s), 6x16 (rows 4 where
-# 6 does not divide the block) 92-97, 8x8 66.
-MATMUL_TILES = {32: (8, 32), 16: (6, 16)}
 # Rows a reduction reads at once, an innermost one ROW_LANES (one AVX-512 register) of each
 # per step: a core keeps more reads in flight over several rows than down one (sum of 4096
 # rows of 4096 f32 on 2 threads in 8-row blocks: 1.94 -> 1.76 ms, eager 1.66).
@@ -60,13 +54,49 @@ class Schedule:
     split_reduction: int = 0  # lanes of a partial accumulator along the innermost reduction loop
     peel: bool = False  # the innermost tile does not divide its loop: peel the partial tile
     interchange: tuple[int, ...] = ()  # the tile loops' order, outermost first (empty: as is)
+    # (dim, rows): a matmul's M loop, which its tile's rows do not divide, peeled; its last
+    # tile vectorized at its own rows, so that no tile is masked
+    peel_rows: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class MatmulTile:
+    """A matmul's register tile on one target: up to `cols` f32 columns (half as many of a
+    64-bit type), and as many rows, up to `rows`, as keep about `accumulators` vector
+    registers of `lanes` f32 accumulating across the K loop, beside B's vectors and a
+    broadcast A value."""
+
+    cols: int
+    lanes: int
+    accumulators: int
+    rows: int
+    peel: bool  # rows that do not divide the block: peeled (else the largest that divide)
+
+    def shape(self, n: int, bits: int) -> tuple[int, int]:
+        """(rows, columns) for an accumulator n columns wide of `bits`-bit elements."""
+        scale = max(bits, 32) // 32
+        cols = _lanes_divisor(n, self.cols // scale)
+        vectors = max(1, cols * scale // self.lanes)
+        return min(self.rows, self.accumulators // vectors), cols
+
+
+# By the target's vector registers (module attribute VECTOR_REGISTERS; AVX-512's 32 without
+# it). AVX-512 (Sapphire Rapids), matmul 1008x1024 @ 1024x1024 f32 on 2 threads, the register
+# tile alone changed, one process: 8x16 239 GFLOP/s, 16x16 228, 8x32 283, 12x32 295, 6x64
+# 317, 7x64 spills (119); in the pipeline, 1024^3 in 64^3 blocks (10 tiles of 6 rows and
+# one of 4 per block) 307 -> 325 (torch.mm 335). AVX2 EPYC (16 ymm), 1024^3 in 64^3
+# blocks: 8x32 spills (56 GFLOP/s), 6x16 (4x16 where 6 does not divide) 92-97, 8x8 66.
+MATMUL_TILES = {
+    32: MatmulTile(cols=64, lanes=16, accumulators=24, rows=8, peel=True),
+    16: MatmulTile(cols=16, lanes=8, accumulators=12, rows=6, peel=False),
+}
 
 
 @dataclass(frozen=True)
 class Target:
     """What the schedules take from the CPU the code is for."""
 
-    matmul_tile: tuple[int, int]
+    matmul_tile: MatmulTile
 
 
 @register(
@@ -292,8 +322,14 @@ def _matmul(op: ir.Operation, target: Target) -> Schedule | None:
         return None  # a transposed or broadcast operand: the schedule is for plain layouts
     *batch, m, n = _shape(op.results[0])
     k = _shape(op.operands[0])[-1]
-    rows, cols = (_divisor(m, target.matmul_tile[0]), _lanes_divisor(n, target.matmul_tile[1]))
-    return _schedule([*batch, m, n, k], [1] * len(batch) + [rows, cols, 1], contraction=True)
+    bits = ir.ShapedType(op.results[0].type).element_type.width
+    rows, cols = target.matmul_tile.shape(n, bits)
+    if not target.matmul_tile.peel:
+        rows = _divisor(m, rows)
+    schedule = _schedule([*batch, m, n, k], [*[1] * len(batch), rows, cols, 1], contraction=True)
+    if schedule is None or m <= rows or m % rows == 0:
+        return schedule
+    return dataclasses.replace(schedule, peel_rows=(len(batch), m % rows))
 
 
 PLAIN_MAPS = {
@@ -402,6 +438,9 @@ def _group_steps(schedule: Schedule, index: int) -> str:
             f"[{sizes}]{order if schedule.interchange else ''} : ({any_op}) -> ({handles})"
         )
         handle = f"%t{index}"
+        if schedule.peel_rows:
+            steps.append(_peeled_rows_steps(schedule, index, *schedule.peel_rows))
+            return "\n".join(steps)
         if schedule.peel and not schedule.split_reduction:
             steps.append(_peeled_vectorize_steps(schedule, f"%l{index}_{loops - 1}"))
             return "\n".join(steps)
@@ -424,6 +463,28 @@ def _peeled_vectorize_steps(schedule: Schedule, loops: str) -> str:
       ^bb1(%loop: {any_op}):
       {peel.strip()}
       {vectorize.strip()}
+      }}
+    }}"""
+
+
+def _peeled_rows_steps(schedule: Schedule, index: int, dim: int, rows: int) -> str:
+    """A matmul's M tile loop (op dim `dim`) peeled: whole tiles in one loop, vectorized at
+    the schedule's rows, the last `rows` in another (both static once bounds fold),
+    vectorized at theirs."""
+    any_op = "!transform.any_op"
+    loop = sum(1 for t in schedule.tile[:dim] if t)
+    vector = tuple(rows if i == dim else v for i, v in enumerate(schedule.vector))
+    rest = dataclasses.replace(schedule, vector=vector)
+    peel = _peel_steps("%loop", "r").replace("\n    ", "\n      ")
+    main = _vectorize_steps(schedule, "%r_m").replace("\n    ", "\n      ")
+    last = _vectorize_steps(rest, "%r_r").replace("\n    ", "\n      ")
+    return f"""    transform.foreach %l{index}_{loop} : {any_op} {{
+    ^bb0(%each: {any_op}):
+      transform.sequence %each : {any_op} failures(suppress) {{
+      ^bb1(%loop: {any_op}):
+      {peel.strip()}
+      {main.strip()}
+      {last.strip()}
       }}
     }}"""
 
