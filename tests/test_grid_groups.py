@@ -129,8 +129,20 @@ def _check_add(block_sizes: list[int], grid: str) -> None:
         ("bmm", [(2, 64, 48), (2, 48, 32)], [1, 16, 16, 16], "2, 1, 2"),  # not along the batch
         # 248 rows: 15 whole tiles (their own grid, `grid_edges.py`), grouped by 15
         ("matmul", [(248, 64), (64, 80)], [16, 16, 16], "1, 5"),
+        # 64-wide blocks: 6-row register tiles, each block's last rows (4, 2) peeled after
+        # the loop over them, which the group's programs run one after another
+        ("matmul", [(512, 128), (128, 128)], [64, 64, 64], "1, 2"),
+        ("matmul", [(256, 64), (64, 128)], [32, 64, 32], "1, 2"),
     ],
-    ids=["matmul-16", "matmul-k-chunks", "matmul-32x16", "bmm", "matmul-15-whole-rows"],
+    ids=[
+        "matmul-16",
+        "matmul-k-chunks",
+        "matmul-32x16",
+        "bmm",
+        "matmul-15-whole-rows",
+        "matmul-64-peeled-rows",
+        "matmul-32x64-peeled-rows",
+    ],
 )
 def test_matmul_programs_share_their_packed_operand(
     example: str, shapes: list[tuple[int, ...]], block_sizes: list[int], grid: str, threads: int
