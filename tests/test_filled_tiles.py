@@ -28,12 +28,12 @@ SHAPES = [(128, 96, 192), (200, 72, 300)]  # (M, K, N): blocks divide, blocks do
 
 @helion.kernel(static_shapes=True)
 def offset_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """x @ w + 0.5, the 0.5 the accumulator's start."""
+    """x @ w + 0.5, the 0.5 the accumulator's start, in x's dtype."""
     m, k = x.size()
     n = w.size(1)
-    out = torch.empty([m, n], dtype=torch.float32, device=x.device)
+    out = torch.empty([m, n], dtype=x.dtype, device=x.device)
     for tile_m, tile_n in hl.tile([m, n]):
-        acc = hl.full([tile_m, tile_n], 0.5, dtype=torch.float32)
+        acc = hl.full([tile_m, tile_n], 0.5, dtype=x.dtype)
         for tile_k in hl.tile(k):
             acc = torch.addmm(acc, x[tile_m, tile_k], w[tile_k, tile_n])
         out[tile_m, tile_n] = acc
@@ -85,33 +85,18 @@ def test_zero_started_matmul_runs_right_with_and_without_bounds_checks(
         torch.testing.assert_close(kernel(*args), example.reference(*args))
 
 
-@helion.kernel(static_shapes=True)
-def f64_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """x @ w accumulated in x's own dtype."""
-    m, k = x.size()
-    n = w.size(1)
-    out = torch.empty([m, n], dtype=x.dtype, device=x.device)
-    for tile_m, tile_n in hl.tile([m, n]):
-        acc = hl.zeros([tile_m, tile_n], dtype=x.dtype)
-        for tile_k in hl.tile(k):
-            acc = torch.addmm(acc, x[tile_m, tile_k], w[tile_k, tile_n])
-        out[tile_m, tile_n] = acc
-    return out
-
-
 @pytest.mark.parametrize("shape", SHAPES, ids=["divides", "edges"])
 def test_f64_tiles_are_half_as_wide_and_run_right(shape: tuple[int, int, int]) -> None:
     """f64 lanes are twice as wide: 6x32 tiles (24 registers, as 6x64 of f32), the block's
-    last 4 rows peeled, both started from zeros; with and without bounds checks."""
+    last 4 rows peeled, both started from the constant; with and without bounds checks."""
     args = tuple(a.double() for a in _args(*shape))
-    text = _vectorized(f64_matmul, args, CONFIGS[0])
+    text = _vectorized(offset_matmul, args, CONFIGS[0])
     for tile in ("6x32", "4x32"):
-        assert f"arith.constant dense<0.000000e+00> : vector<{tile}xf64>" in text
+        assert f"arith.constant dense<5.000000e-01> : vector<{tile}xf64>" in text
     for bounds_checks in (False, True):
-        kernel = compile_kernel(
-            f64_matmul.bind(args), config=CONFIGS[0], bounds_checks=bounds_checks
-        )
-        torch.testing.assert_close(kernel(*args), args[0] @ args[1])
+        bound = offset_matmul.bind(args)
+        kernel = compile_kernel(bound, config=CONFIGS[0], bounds_checks=bounds_checks)
+        torch.testing.assert_close(kernel(*args), args[0] @ args[1] + 0.5)
 
 
 @pytest.mark.parametrize(
