@@ -439,7 +439,8 @@ def _group_steps(schedule: Schedule, index: int) -> str:
         )
         handle = f"%t{index}"
         if schedule.peel_rows:
-            steps.append(_peeled_rows_steps(schedule, index, *schedule.peel_rows))
+            loop, rest = _last_rows(schedule, *schedule.peel_rows)
+            steps.append(_peeled_vectorize_steps(schedule, f"%l{index}_{loop}", rest))
             return "\n".join(steps)
         if schedule.peel and not schedule.split_reduction:
             steps.append(_peeled_vectorize_steps(schedule, f"%l{index}_{loops - 1}"))
@@ -452,41 +453,32 @@ def _group_steps(schedule: Schedule, index: int) -> str:
     return "\n".join(steps)
 
 
-def _peeled_vectorize_steps(schedule: Schedule, loops: str) -> str:
-    """Each innermost tile loop peeled (_peel_steps), the ops of both parts vectorized."""
+def _peeled_vectorize_steps(schedule: Schedule, loops: str, rest: Schedule | None = None) -> str:
+    """Each of the tile loops peeled (_peel_steps), the ops of both parts vectorized: the
+    last part's at `rest`'s vector sizes where given (unmasked), else at the schedule's."""
     any_op = "!transform.any_op"
     peel = _peel_steps("%loop", "p").replace("\n    ", "\n      ")
-    vectorize = _vectorize_steps(schedule, "%p_all").replace("\n    ", "\n      ")
+    parts = [(schedule, "%p_all")] if rest is None else [(schedule, "%p_m"), (rest, "%p_r")]
+    vectorize = "\n      ".join(
+        _vectorize_steps(each, handle).replace("\n    ", "\n      ").strip()
+        for each, handle in parts
+    )
     return f"""    transform.foreach {loops} : {any_op} {{
     ^bb0(%each: {any_op}):
       transform.sequence %each : {any_op} failures(suppress) {{
       ^bb1(%loop: {any_op}):
       {peel.strip()}
-      {vectorize.strip()}
+      {vectorize}
       }}
     }}"""
 
 
-def _peeled_rows_steps(schedule: Schedule, index: int, dim: int, rows: int) -> str:
-    """A matmul's M tile loop (op dim `dim`) peeled: whole tiles in one loop, vectorized at
-    the schedule's rows, the last `rows` in another (both static once bounds fold),
-    vectorized at theirs."""
-    any_op = "!transform.any_op"
+def _last_rows(schedule: Schedule, dim: int, rows: int) -> tuple[int, Schedule]:
+    """A matmul's M tile loop (op dim `dim`: its place among the tile loops) and the
+    schedule of its last `rows`, which the loop's tile does not divide."""
     loop = sum(1 for t in schedule.tile[:dim] if t)
     vector = tuple(rows if i == dim else v for i, v in enumerate(schedule.vector))
-    rest = dataclasses.replace(schedule, vector=vector)
-    peel = _peel_steps("%loop", "r").replace("\n    ", "\n      ")
-    main = _vectorize_steps(schedule, "%r_m").replace("\n    ", "\n      ")
-    last = _vectorize_steps(rest, "%r_r").replace("\n    ", "\n      ")
-    return f"""    transform.foreach %l{index}_{loop} : {any_op} {{
-    ^bb0(%each: {any_op}):
-      transform.sequence %each : {any_op} failures(suppress) {{
-      ^bb1(%loop: {any_op}):
-      {peel.strip()}
-      {main.strip()}
-      {last.strip()}
-      }}
-    }}"""
+    return loop, dataclasses.replace(schedule, vector=vector)
 
 
 def _peel_steps(loop: str, name: str) -> str:
