@@ -9,6 +9,8 @@ import warnings
 
 import pytest
 
+from helion_fx_mlir.frontend.lowering_context import resolve_config
+from helion_fx_mlir.runtime import jit
 from helion_fx_mlir.tools import cli
 
 KERNELS = (
@@ -126,6 +128,24 @@ def test_run_with_bounds_checks(capsys: pytest.CaptureFixture[str]) -> None:
         "--bounds-checks",
     ]
     assert cli.main(argv) == 0
+    assert "match" in capsys.readouterr().out
+
+
+def test_run_runs_a_contraction_at_the_mlir_backends_default(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """64x64 tiles in K steps of 64 (`runtime/seeds.py`), not Helion's 16^3 for GPUs; in
+    bounds on shapes they do not divide."""
+    configs, compile_kernel = [], jit.compile_kernel
+
+    def spy(bound: object, config: object = None, **kwargs: object) -> object:
+        configs.append(resolve_config(bound, config).config["block_sizes"])
+        return compile_kernel(bound, config=config, **kwargs)
+
+    monkeypatch.setattr(jit, "compile_kernel", spy)
+    argv = ["run", f"{KERNELS}:matmul", "--args", "100x130xf32", "130x70xf32", "--bounds-checks"]
+    assert cli.main(argv) == 0
+    assert configs == [[64, 64, 64]]
     assert "match" in capsys.readouterr().out
 
 

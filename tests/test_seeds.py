@@ -72,6 +72,18 @@ def batched_scores(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def biased_relu_matmul(x: torch.Tensor, w: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    m, k = x.size()
+    n = w.size(1)
+    out = torch.empty([m, n], dtype=x.dtype, device=x.device)
+    for tile_m, tile_n in hl.tile([m, n]):
+        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            acc = hl.dot(x[tile_m, tile_k], w[tile_k, tile_n], acc=acc)
+        out[tile_m, tile_n] = torch.relu(acc + bias[tile_n]).to(x.dtype)
+    return out
+
+
 def scaled(x: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(x.size()):
@@ -154,3 +166,33 @@ def test_the_search_takes_every_seed_and_each_runs_right_in_bounds(name: str) ->
     for config in seeds:
         out = compile_kernel(bound, config=config, bounds_checks=True)(*args)
         torch.testing.assert_close(out, _eager(name, *args), rtol=1e-4, atol=1e-4)
+
+
+def _matmul_inputs() -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(0)
+    return torch.randn(150, 200), torch.randn(200, 90), torch.randn(90)
+
+
+def test_without_a_search_a_contraction_runs_its_first_tile_seed_and_matches_eager() -> None:
+    """The promoted default: 64x64 tiles in K steps of 64, through Helion's own call path
+    (`autotune_effort="none"`) and checked in bounds, on shapes 64 does not divide; the
+    same function on the Triton backend keeps Helion's default."""
+    kernel = helion.kernel(biased_relu_matmul, backend="mlir", autotune_effort="none")
+    args = _matmul_inputs()
+    bound = kernel.bind(args)
+    assert bound.config_spec.default_config().config["block_sizes"] == [TILE, TILE, TILE_STEPS[0]]
+    assert _seeds(bound)[0]["block_sizes"] == [TILE, TILE, TILE_STEPS[0]]
+    want = torch.relu(args[0] @ args[1] + args[2])
+    torch.testing.assert_close(kernel(*args), want, rtol=1e-4, atol=1e-4)
+    checked = compile_kernel(bound, bounds_checks=True)(*args)
+    torch.testing.assert_close(checked, want, rtol=1e-4, atol=1e-4)
+    triton = helion.kernel(biased_relu_matmul, static_shapes=True).bind(args)
+    assert triton.config_spec.default_config().config["block_sizes"] == [16, 16, 16]
+
+
+def test_column_strips_stay_seeds_and_the_default_stays_helions() -> None:
+    """Their width depends on the thread count: a default config's MLIR would differ
+    between machines."""
+    bound = _bound("column_means")
+    assert _seeds(bound)
+    assert bound.config_spec.default_config() == bound.config_spec.autotune_reference_config()

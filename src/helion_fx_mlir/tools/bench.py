@@ -213,9 +213,11 @@ def _limit_probe(case: BenchCase, args: Args, reference: Any) -> Callable[[], fl
 
 def bench_case(case: BenchCase, args: Args, rounds: int, tuned: Compiled | None = None) -> Row:
     """Compile once (uncached), check each config against eager, then alternate rounds of
-    ours (and the tuned config), eager and the machine doing the same work at its limit."""
+    ours (and the tuned config), eager and the machine doing the same work at its limit.
+    Without a config of its own, a case runs the `mlir` backend's default config: what
+    `HELION_BACKEND=mlir` runs without a search."""
     example = EXAMPLES[case.example]
-    default = _compile(example.kernel.bind(args), case.config)
+    default = _compile(mlir_copy(example.kernel, "none").bind(args), case.config)
     reference = example.reference(*args)
     eager_fn = case.eager or example.reference
     compiled = [default] if tuned is None else [default, tuned]

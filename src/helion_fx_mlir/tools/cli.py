@@ -207,19 +207,20 @@ def cmd_validate(ns: argparse.Namespace) -> int:
 def cmd_run(ns: argparse.Namespace) -> int:
     import torch
 
+    from helion_fx_mlir.runtime.autotune import mlir_copy, tune
     from helion_fx_mlir.runtime.jit import compile_kernel
     from helion_fx_mlir.tools.arg_checks import bind, check_memory, rejected
+    from helion_fx_mlir.tools.eager_reference import eager_reference
     from helion_fx_mlir.tools.specs import load_kernel, make_args, parse_config, parse_specs
 
-    kernel, specs = load_kernel(ns.kernel), parse_specs(ns.args)
+    # As the `mlir` backend runs it: without --config or --autotune, the backend's default.
+    kernel, specs = mlir_copy(load_kernel(ns.kernel), "none"), parse_specs(ns.args)
     check_memory(specs)
     args = make_args(specs, ns.seed)
     config = parse_config(ns.config)
     if ns.autotune:
         if config is not None:
             raise UsageError("--autotune searches the config: give it or --config, not both")
-        from helion_fx_mlir.runtime.autotune import tune
-
         stage(f"autotuning the kernel ({ns.autotune})")
         config = tune(kernel, _clone(args), ns.autotune)
     stage("lowering and JIT-compiling the kernel")
@@ -231,7 +232,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     except AssertionError as err:
         raise rejected(err, kernel.fn, "the kernel rejects these arguments") from None
     mlir_ms = (time.perf_counter() - start) * 1e3
-    reference = load_kernel_fn(ns.reference) if ns.reference else _eager(kernel)
+    reference = load_kernel_fn(ns.reference) if ns.reference else eager_reference(kernel)
     stage("the reference")
     start = time.perf_counter()
     try:
@@ -248,13 +249,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
         return 1
     print(f"match: compiled MLIR {mlir_ms:.3f} ms, eager PyTorch {eager_ms:.3f} ms")
     return 0
-
-
-def _eager(kernel: Any) -> Any:
-    """The kernel run by Helion's ref mode: its body as plain eager PyTorch."""
-    import helion
-
-    return helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, static_shapes=True)
 
 
 def load_kernel_fn(ref: str) -> Any:
