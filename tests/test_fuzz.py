@@ -83,7 +83,6 @@ def test_cases_the_fuzzer_found_pass_quickly() -> None:
     """In the worker: an LLVM abort ends it, which pytest-xdist reports as this test's
     failure (the codegen probe keeps the known aborts out of the process). They take
     seconds, not the minutes the huge transfers took to compile."""
-    differential.register_out_dtype_matmuls()
     cases = [differential.FuzzCase.from_dict(json.loads(text)) for text in FOUND]
     start = time.monotonic()
     outcomes = [differential.run_case(case) for case in cases]

@@ -44,7 +44,7 @@ import tempfile
 import threading
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -60,6 +60,7 @@ from helion_fx_mlir.frontend.lowering_context import KNOBS
 from helion_fx_mlir.mlir.attributes import VECTOR_WIDTH_KEY, VECTOR_WIDTHS
 from helion_fx_mlir.processes import signal_name
 from helion_fx_mlir.runtime.jit import compile_kernel
+from helion_fx_mlir.tools.eager_reference import with_out_dtype_matmuls
 from helion_fx_mlir.tools.fuzz import programs
 from helion_fx_mlir.tools.fuzz.pool import Progress, run_striped, stderr_tail
 from helion_fx_mlir.tools.specs import DTYPES
@@ -409,44 +410,13 @@ def _power_of_two(rng: random.Random, low: int, high: int) -> int:
     return 1 << rng.randint(lo, hi)
 
 
-def reference_kernel(kernel: Any, config: helion.Config) -> Any:
-    """The kernel with Helion's eager reference mode; the config feeds `register_tunable`
-    (our knobs, which change no value and are not in its config space, left out)."""
+def reference_kernel(kernel: Any, config: helion.Config) -> Callable[..., Any]:
+    """The kernel with Helion's eager reference mode (its out_dtype matmuls run on the
+    CPU: `eager_reference.py`); the config feeds `register_tunable` (our knobs, which
+    change no value and are not in its config space, left out)."""
     settings = dataclasses.replace(kernel.settings, ref_mode=helion.RefMode.EAGER)
     kept = helion.Config(**{k: v for k, v in config.config.items() if k not in KNOBS})
-    return helion.Kernel(kernel.fn, configs=[kept], settings=settings)
-
-
-def _wide(t: torch.Tensor) -> torch.Tensor:
-    return t.double() if t.is_floating_point() else t.long()
-
-
-_OUT_DTYPE_MATMULS: list[torch.library.Library] = []
-
-
-def register_out_dtype_matmuls() -> None:
-    """CPU kernels for the `out_dtype` matmuls reference mode calls (`hl.dot`, addmm and
-    baddbmm on tiles): torch has none on CPU. Computed wide, then cast."""
-    if _OUT_DTYPE_MATMULS:
-        return
-    lib = torch.library.Library("aten", "IMPL")
-    lib.impl("mm.dtype", lambda a, b, dt: torch.mm(_wide(a), _wide(b)).to(dt), "CPU")
-    lib.impl("bmm.dtype", lambda a, b, dt: torch.bmm(_wide(a), _wide(b)).to(dt), "CPU")
-    lib.impl(
-        "addmm.dtype",
-        lambda s, a, b, dt, beta=1, alpha=1: torch.addmm(
-            _wide(s), _wide(a), _wide(b), beta=beta, alpha=alpha
-        ).to(dt),
-        "CPU",
-    )
-    lib.impl(
-        "baddbmm.dtype",
-        lambda s, a, b, dt, beta=1, alpha=1: torch.baddbmm(
-            _wide(s), _wide(a), _wide(b), beta=beta, alpha=alpha
-        ).to(dt),
-        "CPU",
-    )
-    _OUT_DTYPE_MATMULS.append(lib)  # the registration lives as long as the Library object
+    return with_out_dtype_matmuls(helion.Kernel(kernel.fn, configs=[kept], settings=settings))
 
 
 # ---------------------------------------------------------------- running one case
@@ -653,7 +623,6 @@ def worker_main(cases: range, options: Options) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     torch.set_num_threads(options.threads)
-    register_out_dtype_matmuls()
     names = options.only or (dynamic_twins() if options.dynamic else sample_kernels())
     for index in cases:
         case = (
@@ -895,7 +864,6 @@ def _options(ns: argparse.Namespace) -> Options:
 
 def _repro(text: str, bounds_checks: bool, threads: int) -> int:
     torch.set_num_threads(threads)
-    register_out_dtype_matmuls()
     case = FuzzCase.from_dict(json.loads(text))
     print(f"running {case.describe()}", flush=True)  # a crash prints nothing after this
     outcome = run_case(case, bounds_checks)
