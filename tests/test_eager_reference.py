@@ -1,4 +1,5 @@
-"""`helion-mlir run`'s reference on a CPU: the out_dtype matmuls torch has only for CUDA."""
+"""The reference `helion-mlir run` and the fuzzers take from Helion's ref mode, on a CPU:
+the out_dtype matmuls torch has only for CUDA, computed wide and cast once."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _operands(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
 @pytest.mark.parametrize(
     ("dtype", "out"), [(torch.bfloat16, torch.float32), (torch.int8, torch.int32)]
 )
-def test_out_dtype_matmuls_run_as_the_plain_ones_on_cast_operands(
+def test_out_dtype_matmuls_run_wide_and_cast_to_the_out_dtype(
     name: str, dtype: torch.dtype, out: torch.dtype
 ) -> None:
     a, b = _operands(dtype)
