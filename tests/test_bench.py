@@ -180,7 +180,11 @@ def test_table_has_limit_columns_and_names_a_limit_set_by_a_run() -> None:
     ]
     # mm: 2e8 flops at 100 GFLOP/s is 2 ms: 0.5 of ours (4 ms), 1.0 of eager (2 ms)
     assert _fractions(table) == [0.5, 1.0, 0.9, 0.225]
-    assert lines[-1] == "limit set by a run faster than the probes: copy"
+    configs = lines.index("default configs:")
+    assert lines[configs - 1] == "limit set by a run faster than the probes: copy"
+    assert lines[configs + 1 :] == [
+        f"  {row.kernel}: {row.default.compiled.config}" for row in rows
+    ]
 
 
 def test_tuned_columns_and_their_geometric_mean() -> None:

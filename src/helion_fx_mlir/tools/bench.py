@@ -320,11 +320,13 @@ LIMIT_NOTE = (
 
 
 def render(rows: list[Row], limits: roofline.Limits, title: str) -> str:
-    """The limits, the title, the table, and the rows whose runs beat the probes."""
+    """The limits, the title, the table, the rows whose runs beat the probes, and the
+    configs the columns ran (the default one the backend's, not always Helion's)."""
     lines = [limits.header(), title, LIMIT_NOTE, format_table(table_rows(rows, limits))]
     beaten = limits_set_by_runs(rows, limits)
     if beaten:
         lines.append(f"limit set by a run faster than the probes: {', '.join(beaten)}")
+    lines += ["default configs:", *(f"  {r.kernel}: {r.default.compiled.config}" for r in rows)]
     tuned = [f"  {r.kernel}: {r.tuned.compiled.config}" for r in rows if r.tuned is not None]
     if tuned:
         lines += ["tuned configs:", *tuned]
