@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="parse and verify an MLIR file; print diagnostics")
     validate.add_argument("file", help="FILE.mlir, or - for stdin")
     run = sub.add_parser(
-        "run", help="compile and run a kernel on random inputs; compare with eager"
+        "run",
+        help="compile and run a kernel on random inputs as the mlir backend does (its "
+        "default config without --config); compare with eager",
     )
     _kernel_args(run)
     run.add_argument(
