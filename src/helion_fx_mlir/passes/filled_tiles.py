@@ -44,6 +44,7 @@ class TileNest:
     region: list[tuple[int, int]]
 
     def whole(self) -> bool:
+        """Whether the tiles cover the whole accumulator."""
         return self.region == [(0, dim) for dim in ir.RankedTensorType(self.init.type).shape]
 
     def result(self) -> ir.Value:
@@ -106,8 +107,9 @@ def _rest_of(nest: TileNest) -> TileNest | None:
     reads = [op for user in users for op in ops_named(user, "vector.transfer_read")]
     for read in reads:
         rest = _tile_nest(read)
-        only = len(users) == (1 if rest and rest.loops else 2)
-        if rest is not None and rest.init == result and rest.region == wanted and only:
+        if rest is None or rest.init != result or rest.region != wanted:
+            continue
+        if len(users) == (1 if rest.loops else 2):  # a loop nest: its loop; else read and write
             return rest
     return None
 
