@@ -102,6 +102,14 @@ def test_a_2d_grid_of_strips_groups_its_last_dimension(
     _check_add(config, grid)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_prime_count_of_strips_groups_unevenly(threads: int) -> None:
+    """131 column strips of an add in 8x16 tiles, a prime beyond the largest group: two
+    groups, of 66 and 65 strips, the last group's loop stopping at the grid's end."""
+    torch.set_num_threads(threads)
+    _check_add([8, 16], "2, 2", shape=(16, 131 * 16))
+
+
 @pytest.mark.parametrize(("config", "grid"), [([1, 2048], "64"), ([4, 2048], "16")])
 def test_programs_reading_whole_rows_are_left_alone(config: list[int], grid: str) -> None:
     """A loop over a row's vectors moves the innermost index: interleaving such programs
@@ -109,10 +117,10 @@ def test_programs_reading_whole_rows_are_left_alone(config: list[int], grid: str
     _check_add(config, grid)
 
 
-def _check_add(block_sizes: list[int], grid: str) -> None:
+def _check_add(block_sizes: list[int], grid: str, shape: tuple[int, int] = SHAPE) -> None:
     """The add's grid after grouping, and its result against eager."""
     example = EXAMPLES["add"]
-    x, y = torch.randn(*SHAPE), torch.randn(*SHAPE)
+    x, y = torch.randn(*shape), torch.randn(*shape)
     bound = example.kernel.bind((x, y))
     config = helion.Config(block_sizes=block_sizes)
     assert _grid_after_grouping(bound, config) == grid
@@ -129,6 +137,8 @@ def _check_add(block_sizes: list[int], grid: str) -> None:
         ("bmm", [(2, 64, 48), (2, 48, 32)], [1, 16, 16, 16], "2, 1, 2"),  # not along the batch
         # 248 rows: 15 whole tiles (their own grid, `grid_edges.py`), grouped by 15
         ("matmul", [(248, 64), (64, 80)], [16, 16, 16], "1, 5"),
+        # 23 rows of tiles divide by nothing up to 16: groups of 12 and 11
+        ("matmul", [(368, 64), (64, 48)], [16, 16, 16], "2, 3"),
         # 64-wide blocks: 6-row register tiles, each block's last rows (4, 2) peeled after
         # the loop over them, which the group's programs run one after another
         ("matmul", [(512, 128), (128, 128)], [64, 64, 64], "1, 2"),
@@ -140,6 +150,7 @@ def _check_add(block_sizes: list[int], grid: str) -> None:
         "matmul-32x16",
         "bmm",
         "matmul-15-whole-rows",
+        "matmul-23-rows-uneven",
         "matmul-64-peeled-rows",
         "matmul-32x64-peeled-rows",
     ],

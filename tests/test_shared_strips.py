@@ -29,6 +29,8 @@ CASES = [
     ((1, 2, 256, 32), (1, 2, 192, 32), None, "2, 4"),
     # Two batches, 32-row blocks: 4 programs per head in groups of 2.
     ((2, 2, 128, 32), (2, 2, 192, 32), helion.Config(block_sizes=[1, 32, 32]), "4, 2"),
+    # 23 row blocks, a prime: groups of 6, 6, 6 and 5.
+    ((1, 2, 368, 32), (1, 2, 192, 32), None, "2, 4"),
     # A key length the block does not divide: the last K block is masked, nothing shared.
     ((1, 2, 256, 32), (1, 2, 200, 32), None, "2, 16"),
 ]
@@ -36,7 +38,9 @@ CASES = [
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
-    ("q_shape", "kv_shape", "config", "grid"), CASES, ids=["default", "32-rows", "masked-k"]
+    ("q_shape", "kv_shape", "config", "grid"),
+    CASES,
+    ids=["default", "32-rows", "23-row-blocks", "masked-k"],
 )
 def test_attention_groups_share_the_k_strip(
     q_shape: tuple[int, ...],

@@ -26,9 +26,13 @@ in the default 16^3 blocks, 2 threads, 22 -> 14 ms (torch.mm 17); bmm 8x512^3 17
 
 Groups are as large as the threads the code runs on (module attribute `helion.threads`,
 torch's thread count when the JIT compiles; DEFAULT_THREADS without it) share about as
-evenly as they would share the programs alone: fewer, larger groups read longer runs. A
-process that changes torch's thread count keeps the code its kernels compiled first (right
-on any count; its groups sized for the first); the disk cache keys code by the count.
+evenly as they would share the programs alone: fewer, larger groups read longer runs.
+Where no size divides the programs so (a prime count: 1500 rows in 64-row blocks are 23
+whole ones), the last group is shorter: 1500x1536 @ 1536x1536 f32 in 64^3 blocks, 2
+threads, 249 -> 330 GFLOP/s, 23 programs no longer copying the same B strip each (1536
+rows: 345, torch.mm 362-376). A process that changes torch's thread count keeps the code
+its kernels compiled first (right on any count; its groups sized for the first); the disk
+cache keys code by the count.
 
 After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
 (index arithmetic, views, buffers and writes that initialize the program's own output)
@@ -134,12 +138,13 @@ def target_threads(module: ir.Module, threads: int) -> None:
 
 @dataclass(frozen=True)
 class Grouping:
-    """Consecutive programs along grid dimension `dim`, `size` to a group; `shared` are ops of
-    the loop body that run once per step of the group (a packed operand's copy), not once
-    per program."""
+    """Consecutive programs along grid dimension `dim` (`programs` along it), `size` to a
+    group; `shared` are ops of the loop body that run once per step of the group (a packed
+    operand's copy), not once per program."""
 
     dim: int
     size: int
+    programs: int
     shared: tuple[ir.Operation, ...] = ()
 
 
@@ -184,7 +189,7 @@ def _strips_plan(parts: Parts, trips: list[int], threads: int) -> Grouping | Non
         and all(op.name in PURE_SETUP | INIT_SETUP for op in parts.setup)
         and _strips(parts.loop)
     )
-    return Grouping(dim, size) if fits else None
+    return Grouping(dim, size, trips[dim]) if fits else None
 
 
 def _shared_pack_plan(
@@ -201,7 +206,7 @@ def _shared_pack_plan(
     for dim, variable in enumerate(body.arguments):
         size = group_size(trips, dim, MAX_PACK_GROUP, threads)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
-            return Grouping(dim, size, (pack,))
+            return Grouping(dim, size, trips[dim], (pack,))
     return None
 
 
@@ -273,22 +278,35 @@ def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
     """The largest power of two up to `most` dividing dimension `dim` whose groups the
     threads share about as evenly as the programs alone (IMBALANCE); where none but 1
     does, the largest other divisor that do (15 rows of whole matmul tiles, 1000 rows in
-    64-row blocks: groups of 15, not 15 programs copying the same B strip each)."""
+    64-row blocks: groups of 15, not 15 programs copying the same B strip each); where
+    none does, groups as equal as can be, the last one shorter (23 rows, 1500 in 64-row
+    blocks: 12 and 11, not 23 programs copying the same B strip each)."""
     fits = [
         size
         for size in range(min(most, trips[dim]), 0, -1)
-        if trips[dim] % size == 0 and _balanced(math.prod(trips), size, threads)
+        if trips[dim] % size == 0 and _balanced(trips, dim, size, threads)
     ]
     powers = [size for size in fits if not size & (size - 1)]
-    return powers[0] if powers[0] > 1 else fits[0]
+    if powers[0] > 1:
+        return powers[0]
+    if fits[0] > 1:
+        return fits[0]
+    sizes = (-(-trips[dim] // count) for count in range(-(-trips[dim] // most), trips[dim]))
+    return next((size for size in sizes if _balanced(trips, dim, size, threads)), 1)
 
 
-def _balanced(programs: int, size: int, threads: int) -> bool:
-    """Whether groups of `size` leave the busiest thread at most IMBALANCE times the
-    programs it would run alone."""
+def groups_of(programs: int, size: int) -> int:
+    """Groups of `size` programs (the last one shorter where `size` does not divide)."""
+    return -(-programs // size)
+
+
+def _balanced(trips: list[int], dim: int, size: int, threads: int) -> bool:
+    """Whether groups of `size` along `dim` leave the busiest thread at most IMBALANCE
+    times the programs it would run alone (counting every group as a whole one)."""
+    programs = math.prod(trips)
     alone = -(-programs // threads)
-    grouped = -(-(programs // size) // threads) * size
-    return grouped <= IMBALANCE * alone
+    groups = programs // trips[dim] * groups_of(trips[dim], size)
+    return -(-groups // threads) * size <= IMBALANCE * alone
 
 
 # Memory accesses, by the indices (or offsets) of their memref's dimensions.
@@ -352,16 +370,16 @@ def _group(grid: ir.Operation, trips: list[int], plan: Grouping, parts: Parts) -
         ),
     )
     grouped = list(trips)
-    grouped[plan.dim] //= plan.size
+    grouped[plan.dim] = groups_of(plan.programs, plan.size)
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(grouped)
     pure = [op for op in parts.setup if op in moved and op.name in PURE_SETUP]
     with grid.location:
-        loops = [_programs_of(group, plan.size, ir.InsertionPoint(parts.loop), parts.setup, moved)]
+        loops = [_programs_of(group, plan, ir.InsertionPoint(parts.loop), parts.setup, moved)]
         loop_end = ir.InsertionPoint(list(parts.loop.regions[0].blocks[0].operations)[-1])
-        loops.append(_programs_of(group, plan.size, loop_end, parts.steps, moved))
+        loops.append(_programs_of(group, plan, loop_end, parts.steps, moved))
         if parts.tail:
             after = ir.InsertionPoint(list(body.operations)[-1])
-            loops.append(_programs_of(group, plan.size, after, parts.tail, set(parts.tail)))
+            loops.append(_programs_of(group, plan, after, parts.tail, set(parts.tail)))
         for loop, _ in loops[1:]:
             _rematerialize(pure, loop)
         for loop, program in loops:
@@ -370,13 +388,13 @@ def _group(grid: ir.Operation, trips: list[int], plan: Grouping, parts: Parts) -
 
 def _programs_of(
     group: ir.Value,
-    size: int,
+    plan: Grouping,
     where: ir.InsertionPoint,
     ops: list[ir.Operation],
     moved: set[ir.Operation],
 ) -> tuple[scf.ForOp, ir.Value]:
     """A loop over the group's programs at `where`, with the `moved` of the ops (in order)."""
-    loop, program = program_loop(group, size, where)
+    loop, program = program_loop(group, plan.size, plan.programs, where)
     for op in ops:
         if op in moved:
             op.move_before(_terminator(loop))
@@ -416,13 +434,18 @@ def _terminator(loop: scf.ForOp) -> ir.Operation:
 
 
 def program_loop(
-    group: ir.Value, size: int, where: ir.InsertionPoint
+    group: ir.Value, size: int, programs: int, where: ir.InsertionPoint
 ) -> tuple[scf.ForOp, ir.Value]:
-    """`scf.for %j = 0 to size` at `where`, and the program `group * size + %j` in its body."""
+    """`scf.for %j = 0 to size` at `where` (to the `programs` left, where `size` does not
+    divide them), and the program `group * size + %j` in its body."""
     index = ir.IndexType.get()
     with where:
         zero, one, count = (arith.ConstantOp(index, v).result for v in (0, 1, size))
-        loop = scf.ForOp(zero, count, one)
+        upper = count
+        if programs % size:
+            total = arith.ConstantOp(index, programs).result
+            upper = arith.minsi(count, arith.subi(total, arith.muli(group, count)))
+        loop = scf.ForOp(zero, upper, one)
     with ir.InsertionPoint(loop.body):
         program = arith.addi(arith.muli(group, count), loop.induction_variable)
         scf.YieldOp([])

@@ -43,6 +43,7 @@ from helion_fx_mlir.passes.grid_groups import (
     filling_op,
     grid_trips,
     group_size,
+    groups_of,
     program_loop,
     retarget,
     threads_of,
@@ -192,20 +193,21 @@ def _share(grid: ir.Operation, strip: Strip) -> None:
     body = grid.regions[0].blocks[0]
     ops = list(body.operations)[:-1]
     trips = list(ir.DenseI64ArrayAttr(grid.attributes["staticUpperBound"]))
-    trips[strip.dim] //= strip.size
+    programs = trips[strip.dim]
+    trips[strip.dim] = groups_of(programs, strip.size)
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(trips)
     with grid.location, ir.InsertionPoint(ops[0]):
         whole = _strip_buffer(strip)
         _copy_strip(strip, whole)
-        programs, program = program_loop(
-            body.arguments[strip.dim], strip.size, ir.InsertionPoint(ops[0])
+        loop, program = program_loop(
+            body.arguments[strip.dim], strip.size, programs, ir.InsertionPoint(ops[0])
         )
     for op in ops:
         if op.name == "memref.alloc" and not op.operands:
-            op.move_before(programs)  # one per group, reused by its programs in turn
+            op.move_before(loop)  # one per group, reused by its programs in turn
         else:
-            op.move_before(list(programs.body.operations)[-1])
-    retarget(body.arguments[strip.dim], program, programs)
+            op.move_before(list(loop.body.operations)[-1])
+    retarget(body.arguments[strip.dim], program, loop)
     _read_from_strip(strip, whole)
 
 
