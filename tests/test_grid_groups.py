@@ -171,6 +171,22 @@ def test_matmul_programs_share_their_packed_operand(
     )
 
 
+@pytest.mark.parametrize(("threads", "grid"), [(1, "1, 3"), (2, "2, 3")])
+def test_programs_sharing_a_copy_make_the_fewest_even_groups(threads: int, grid: str) -> None:
+    """Three columns of 15 programs, each column copying one B block: one group per column
+    on one thread; on two, groups of 8 and 7 (groups of 5 would leave one thread 25
+    programs and the other 20)."""
+    torch.set_num_threads(threads)
+    kernel = EXAMPLES["matmul"]
+    args = (torch.randn(240, 64), torch.randn(64, 48))
+    bound = kernel.kernel.bind(args)
+    config = helion.Config(block_sizes=[16, 16, 16])
+    assert _grid_after_grouping(bound, config) == grid
+    torch.testing.assert_close(
+        compile_kernel(bound, config=config)(*args), kernel.reference(*args), rtol=1e-4, atol=1e-4
+    )
+
+
 def test_matmul_tiles_the_shape_does_not_divide_are_left_alone() -> None:
     """Masked last tiles: the whole tiles run as a grid of their own (7 x 5 programs ->
     6 x 4 and the edges', `grid_edges.py`), whose K tail (130 in 16-row blocks) gives each

@@ -27,12 +27,14 @@ in the default 16^3 blocks, 2 threads, 22 -> 14 ms (torch.mm 17); bmm 8x512^3 17
 Groups are as large as the threads the code runs on (module attribute `helion.threads`,
 torch's thread count when the JIT compiles; DEFAULT_THREADS without it) share about as
 evenly as they would share the programs alone: fewer, larger groups read longer runs.
-Where no size divides the programs so (a prime count: 1500 rows in 64-row blocks are 23
-whole ones), the last group is shorter: 1500x1536 @ 1536x1536 f32 in 64^3 blocks, 2
-threads, 249 -> 330 GFLOP/s, 23 programs no longer copying the same B strip each (1536
-rows: 345, torch.mm 362-376). A process that changes torch's thread count keeps the code
-its kernels compiled first (right on any count; its groups sized for the first); the disk
-cache keys code by the count.
+Programs sharing a copy make the fewest such groups, as equal as can be, the last one
+shorter where their count does not divide (`sharing_size`): 1500 rows in 64-row blocks
+are 23 whole ones, which no group size divided, so each program copied the same B strip;
+f32 in 64^3 blocks, 2 threads, A/B in one process, GFLOP/s: 1500^3 228 -> 296 (torch.mm
+348), 777^3 260 -> 276 (308), 3000x300x3000 182 -> 190 (203), 1000^3 300 -> 304 (343).
+A process that changes torch's thread count keeps the code its kernels compiled first
+(right on any count; its groups sized for the first); the disk cache keys code by the
+count.
 
 After bufferization: the grid is an `scf.forall` with static bounds whose body is set-up
 (index arithmetic, views, buffers and writes that initialize the program's own output)
@@ -204,7 +206,7 @@ def _shared_pack_plan(
     if pack is None or not all(_setup_op(op) or op == pack for op in parts.setup):
         return None
     for dim, variable in enumerate(body.arguments):
-        size = group_size(trips, dim, MAX_PACK_GROUP, threads)
+        size = sharing_size(trips, dim, MAX_PACK_GROUP, threads)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
             return Grouping(dim, size, trips[dim], (pack,))
     return None
@@ -275,12 +277,9 @@ def views_of(buffer: ir.Value) -> set[ir.Value]:
 
 
 def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
-    """The largest power of two up to `most` dividing dimension `dim` whose groups the
-    threads share about as evenly as the programs alone (IMBALANCE); where none but 1
-    does, the largest other divisor that do (15 rows of whole matmul tiles, 1000 rows in
-    64-row blocks: groups of 15, not 15 programs copying the same B strip each); where
-    none does, groups as equal as can be, the last one shorter (23 rows, 1500 in 64-row
-    blocks: 12 and 11, not 23 programs copying the same B strip each)."""
+    """Strips: the largest power of two up to `most` dividing dimension `dim` whose groups
+    the threads share about as evenly as the programs alone (IMBALANCE); where none but 1
+    does, the largest other divisor that do; where none does (a prime), `sharing_size`."""
     fits = [
         size
         for size in range(min(most, trips[dim]), 0, -1)
@@ -289,9 +288,18 @@ def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
     powers = [size for size in fits if not size & (size - 1)]
     if powers[0] > 1:
         return powers[0]
-    if fits[0] > 1:
-        return fits[0]
-    sizes = (-(-trips[dim] // count) for count in range(-(-trips[dim] // most), trips[dim]))
+    return fits[0] if fits[0] > 1 else sharing_size(trips, dim, most, threads)
+
+
+def sharing_size(trips: list[int], dim: int, most: int, threads: int) -> int:
+    """Programs sharing a copy: the fewest groups of up to `most` programs along `dim`, as
+    equal as can be (the last one shorter where they do not divide), that the threads
+    share about as evenly as the programs alone. 15 rows of whole 64^3 matmul tiles on 2
+    threads: 2 groups (8 and 7), not 3 of 5 (10 programs on one thread, 5 on the other);
+    23 rows: 12 and 11, not 23 programs copying the same B strip each."""
+    programs = trips[dim]
+    counts = range(max(1, -(-programs // most)), programs + 1)
+    sizes = (-(-programs // count) for count in counts)
     return next((size for size in sizes if _balanced(trips, dim, size, threads)), 1)
 
 

@@ -42,10 +42,10 @@ from helion_fx_mlir.passes.grid_groups import (
     READS,
     filling_op,
     grid_trips,
-    group_size,
     groups_of,
     program_loop,
     retarget,
+    sharing_size,
     threads_of,
     uses_any,
     views_of,
@@ -100,7 +100,7 @@ def _strip(grid: ir.Operation, threads: int) -> Strip | None:
         pack, loop, steps = found
         inputs = _inputs(pack, buffer, grid)
         for dim, variable in enumerate(grid.regions[0].blocks[0].arguments):
-            size = group_size(trips, dim, MAX_GROUP, threads)
+            size = sharing_size(trips, dim, MAX_GROUP, threads)
             if inputs is not None and size > 1 and not _depends(pack, inputs, variable):
                 return Strip(buffer, pack, loop, steps, tuple(inputs), dim, size)
     return None
