@@ -21,6 +21,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     bf16_dot,
     block_moves,
     buffers,
+    column_parts,
     filled_tiles,
     float_conversions,
     grid_edges,
@@ -80,6 +81,7 @@ VECTORIZE = (
     "helion-whole-k-contractions",
     "helion-pack-contraction-operands",
     "helion-write-into-loop-carried",
+    "helion-split-matmul-columns",
     "helion-vectorize-tile-bodies",
     "helion-start-tiles-from-fills",
     "helion-combine-outer-reductions",
@@ -87,7 +89,7 @@ VECTORIZE = (
     "helion-divide-by-reciprocals",
 )
 # On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
-_TILE_BODIES = VECTORIZE.index("helion-vectorize-tile-bodies")
+_TILE_BODIES = VECTORIZE.index("helion-split-matmul-columns")
 VECTORIZE_BF16_DOT = (
     *VECTORIZE[:_TILE_BODIES],
     "helion-bf16-dot-products",
