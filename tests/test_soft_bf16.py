@@ -1,5 +1,6 @@
 """bf16 on CPUs without bf16 instructions: kernels link and compile fast, the software
-truncation rounds as PyTorch does, and masked bf16 loads move as i16."""
+truncation rounds as PyTorch does, masked bf16 loads move as i16, and bf16 arithmetic on
+vectors of any width runs on its f32 extensions."""
 
 from __future__ import annotations
 
@@ -121,6 +122,21 @@ def test_bf16_tiles_of_odd_width_rows_compile_and_run(
     config = helion.Config(block_sizes=[block])
     got = compile_kernel(example.kernel.bind((x,)), config=config, bounds_checks=bounds_checks)(x)
     torch.testing.assert_close(got, example.reference(x))
+
+
+@pytest.mark.parametrize("block_sizes", [[256, 16, 16], [4, 8, 32]], ids=["16-wide", "32-wide"])
+def test_bf16_arithmetic_on_an_edge_tile_of_odd_width_compiles_and_run(
+    block_sizes: list[int],
+) -> None:
+    """Found by the fuzzer: a bias add over 41 columns in 16-wide tiles leaves an edge tile
+    9 wide, whose `vector<9xbf16>` add LLVM could not promote at any optimization level
+    ("Do not know how to soft promote this operator's operand"); the adds run on the f32
+    extensions now, rounded back to bf16 after each, as PyTorch rounds them."""
+    example = EXAMPLES["bias_add_3d"]
+    x, bias = torch.randn(194, 51, 41, dtype=torch.bfloat16), torch.randn(41, dtype=torch.bfloat16)
+    config = helion.Config(block_sizes=block_sizes)
+    got = compile_kernel(example.kernel.bind((x, bias)), config=config)(x, bias)
+    torch.testing.assert_close(got, example.reference(x, bias), rtol=0, atol=0)
 
 
 def test_code_llvm_cannot_generate_at_any_level_is_an_error_not_an_abort(

@@ -115,6 +115,7 @@ _BUFFERIZE = (
 )
 # The LLVM dialect's fix-ups: soft bf16, masked memory ops LLVM handles.
 _LLVM_FIXUPS = (
+    "helion-bf16-arithmetic-in-f32",
     "helion-bf16-moves-as-i16",
     "helion-split-masked-memory-ops",
     "helion-define-bf16-truncation",

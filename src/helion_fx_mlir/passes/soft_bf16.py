@@ -5,7 +5,12 @@ back end legalizes what bf16 vector code is left (the blend of a masked load wit
 pass-through lanes) through f32, element by element: a bf16 softmax took 70 s to compile
 instead of 7, and each lane calls `__truncsfbf2` to narrow back, a compiler-rt/libgcc
 routine that neither torch's process nor the JIT may export (libgcc has it since GCC 13),
-so the kernel failed to link. Two steps, both on the LLVM dialect:
+so the kernel failed to link. Three steps, all on the LLVM dialect:
+- `bf16_arithmetic_in_f32`: arithmetic on bf16 vectors (no x86 instruction does any) is
+  written as LLVM would promote it, the operands extended to f32 and the result rounded
+  back, op by op: LLVM's own promotion aborted on vectors whose lanes are no power of two
+  (an edge tile's `vector<9xbf16>` add: "Do not know how to soft promote this
+  operator's operand");
 - `bf16_moves_as_i16`: masked loads and selects of bf16 move the same bits as i16, which
   every CPU blends natively, and so do loads and stores of bf16 vectors (LLVM aborted
   legalizing a 97-lane bf16 store: "Do not know how to soft promote this operator's
@@ -49,6 +54,64 @@ module {{
   }}
 }}
 """
+
+
+# Float arithmetic LLVM promotes from bf16: every operand and the result of one bf16 type
+# (`llvm.fcmp`: its operands, into a mask).
+_ARITHMETIC = {
+    "llvm.fadd",
+    "llvm.fsub",
+    "llvm.fmul",
+    "llvm.fdiv",
+    "llvm.frem",
+    "llvm.fneg",
+    "llvm.fcmp",
+    "llvm.intr.fma",
+    "llvm.intr.fmuladd",
+    "llvm.intr.maximum",
+    "llvm.intr.minimum",
+    "llvm.intr.maxnum",
+    "llvm.intr.minnum",
+    "llvm.intr.fabs",
+    "llvm.intr.copysign",
+    "llvm.intr.sqrt",
+}
+
+
+@register(
+    "helion-bf16-arithmetic-in-f32",
+    "arithmetic on bf16 vectors on their f32 extensions, rounded back op by op",
+)
+def bf16_arithmetic_in_f32(module: ir.Module) -> None:
+    with mlir_context():
+        for op in ops_where(module, _bf16_arithmetic):
+            with ir.InsertionPoint(op), op.location:
+                _in_f32(op)
+
+
+def _bf16_arithmetic(op: ir.Operation) -> bool:
+    return op.name in _ARITHMETIC and all(_bf16_vector(v.type) for v in op.operands)
+
+
+def _in_f32(op: ir.Operation) -> None:
+    """The op on its operands extended to f32; a bf16 result rounded back (an fcmp's mask
+    as it is)."""
+    wide = ir.VectorType.get(ir.VectorType(op.operands[0].type).shape, ir.F32Type.get())
+    operands = [
+        ir.Operation.create("llvm.fpext", results=[wide], operands=[v]).result for v in op.operands
+    ]
+    narrow = op.results[0].type
+    result_type = wide if _bf16_vector(narrow) else narrow
+    computed = ir.Operation.create(
+        op.name,
+        results=[result_type],
+        operands=operands,
+        attributes={name: op.attributes[name] for name in op.attributes},
+    ).result
+    if result_type == wide:
+        computed = ir.Operation.create("llvm.fptrunc", results=[narrow], operands=[computed]).result
+    op.results[0].replace_all_uses_with(computed)
+    op.erase()
 
 
 @register("helion-bf16-moves-as-i16", "bf16 masked loads, selects, vector loads, stores as i16")
