@@ -294,9 +294,10 @@ def group_size(trips: list[int], dim: int, most: int, threads: int) -> int:
 def sharing_size(trips: list[int], dim: int, most: int, threads: int) -> int:
     """Programs sharing a copy: the fewest groups of up to `most` programs along `dim`, as
     equal as can be (the last one shorter where they do not divide), that the threads
-    share about as evenly as the programs alone. 15 rows of whole 64^3 matmul tiles on 2
-    threads: 2 groups (8 and 7), not 3 of 5 (10 programs on one thread, 5 on the other);
-    23 rows: 12 and 11, not 23 programs copying the same B strip each."""
+    share about as evenly as the programs alone. The 15 programs of one column of 64^3
+    matmul tiles (a grid's right edge) on 2 threads: 2 groups (8 and 7), not 3 of 5 (10
+    programs on one thread, 5 on the other); 23 rows of them: 12 and 11, not 23 programs
+    copying the same B strip each."""
     programs = trips[dim]
     counts = range(max(1, -(-programs // most)), programs + 1)
     sizes = (-(-programs // count) for count in counts)
