@@ -26,7 +26,7 @@ from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vector_width import vector_registers
-from helion_fx_mlir.passes.vectorize import MATMUL_TILES, PLAIN_MAPS, plain_layout
+from helion_fx_mlir.passes.vectorize import MATMUL_TILES, PLAIN_MAPS, MatmulTile, plain_layout
 
 # Columns are split where this does not divide them: the widest power of two that does
 # would make narrower register tiles.
@@ -39,9 +39,9 @@ SPLIT_COLUMNS = 16
 )
 def split_matmul_columns(module: ir.Module) -> None:
     with mlir_context():
-        most = MATMUL_TILES[vector_registers(module)].cols
+        tile = MATMUL_TILES[vector_registers(module)]
         for op in [op for op in ops_named(module, *PLAIN_MAPS) if _chain_head(op)]:
-            _split(op, most)
+            _split(op, tile)
 
 
 def _chain_head(op: ir.Operation) -> bool:
@@ -54,14 +54,13 @@ def _chain_head(op: ir.Operation) -> bool:
     )
 
 
-def _split(op: ir.Operation, most: int) -> None:
-    """The chain from `op`, one chain per part of its columns (`widths`)."""
+def _split(op: ir.Operation, tile: MatmulTile) -> None:
+    """The chain from `op`, one chain per part of its columns (`_widths`)."""
     chain = [op]
     while (after := _chained_after(chain[-1])) is not None:
         chain.append(after)
     result_type = ir.RankedTensorType(op.results[0].type)
-    bits = max(result_type.element_type.width, 32)
-    parts = widths(result_type.shape[-1], most * 32 // bits)
+    parts = _widths(result_type.shape[-1], tile.widest(result_type.element_type.width))
     if len(parts) < 2:
         return
     with ir.InsertionPoint(chain[-1]), op.location:
@@ -78,7 +77,7 @@ def _split(op: ir.Operation, most: int) -> None:
         link.erase()
 
 
-def widths(n: int, most: int) -> list[int]:
+def _widths(n: int, most: int) -> list[int]:
     """n columns as the largest multiple of `most` then powers of two, widest first (1000
     in 64s: 960, 32, 8); [n] where SPLIT_COLUMNS divides n or n is half of it or less."""
     if n % SPLIT_COLUMNS == 0 or n <= SPLIT_COLUMNS // 2:

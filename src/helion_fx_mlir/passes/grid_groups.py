@@ -140,13 +140,12 @@ def target_threads(module: ir.Module, threads: int) -> None:
 
 @dataclass(frozen=True)
 class Grouping:
-    """Consecutive programs along grid dimension `dim` (`programs` along it), `size` to a
-    group; `shared` are ops of the loop body that run once per step of the group (a packed
-    operand's copy), not once per program."""
+    """Consecutive programs along grid dimension `dim`, `size` to a group; `shared` are ops of
+    the loop body that run once per step of the group (a packed operand's copy), not once
+    per program."""
 
     dim: int
     size: int
-    programs: int
     shared: tuple[ir.Operation, ...] = ()
 
 
@@ -191,7 +190,7 @@ def _strips_plan(parts: Parts, trips: list[int], threads: int) -> Grouping | Non
         and all(op.name in PURE_SETUP | INIT_SETUP for op in parts.setup)
         and _strips(parts.loop)
     )
-    return Grouping(dim, size, trips[dim]) if fits else None
+    return Grouping(dim, size) if fits else None
 
 
 def _shared_pack_plan(
@@ -208,7 +207,7 @@ def _shared_pack_plan(
     for dim, variable in enumerate(body.arguments):
         size = sharing_size(trips, dim, MAX_PACK_GROUP, threads)
         if size > 1 and pack not in _per_program(variable, in_order, lambda _: True):
-            return Grouping(dim, size, trips[dim], (pack,))
+            return Grouping(dim, size, (pack,))
     return None
 
 
@@ -379,16 +378,18 @@ def _group(grid: ir.Operation, trips: list[int], plan: Grouping, parts: Parts) -
         ),
     )
     grouped = list(trips)
-    grouped[plan.dim] = groups_of(plan.programs, plan.size)
+    programs = trips[plan.dim]
+    grouped[plan.dim] = groups_of(programs, plan.size)
     grid.attributes["staticUpperBound"] = ir.DenseI64ArrayAttr.get(grouped)
     pure = [op for op in parts.setup if op in moved and op.name in PURE_SETUP]
+    count = (plan.size, programs)
     with grid.location:
-        loops = [_programs_of(group, plan, ir.InsertionPoint(parts.loop), parts.setup, moved)]
+        loops = [_programs_of(group, count, ir.InsertionPoint(parts.loop), parts.setup, moved)]
         loop_end = ir.InsertionPoint(list(parts.loop.regions[0].blocks[0].operations)[-1])
-        loops.append(_programs_of(group, plan, loop_end, parts.steps, moved))
+        loops.append(_programs_of(group, count, loop_end, parts.steps, moved))
         if parts.tail:
             after = ir.InsertionPoint(list(body.operations)[-1])
-            loops.append(_programs_of(group, plan, after, parts.tail, set(parts.tail)))
+            loops.append(_programs_of(group, count, after, parts.tail, set(parts.tail)))
         for loop, _ in loops[1:]:
             _rematerialize(pure, loop)
         for loop, program in loops:
@@ -397,13 +398,14 @@ def _group(grid: ir.Operation, trips: list[int], plan: Grouping, parts: Parts) -
 
 def _programs_of(
     group: ir.Value,
-    plan: Grouping,
+    count: tuple[int, int],
     where: ir.InsertionPoint,
     ops: list[ir.Operation],
     moved: set[ir.Operation],
 ) -> tuple[scf.ForOp, ir.Value]:
-    """A loop over the group's programs at `where`, with the `moved` of the ops (in order)."""
-    loop, program = program_loop(group, plan.size, plan.programs, where)
+    """A loop over the group's programs at `where` (`count`: the group's size, the
+    programs along the grouped dimension), with the `moved` of the ops (in order)."""
+    loop, program = program_loop(group, *count, where)
     for op in ops:
         if op in moved:
             op.move_before(_terminator(loop))

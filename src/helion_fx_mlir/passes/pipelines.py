@@ -88,7 +88,8 @@ VECTORIZE = (
     "helion-split-reduction-streams",
     "helion-divide-by-reciprocals",
 )
-# On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first.
+# On CPUs with AVX512_BF16: bf16 matmuls take their own schedule of dot products first
+# (before the column split and the tile bodies).
 _TILE_BODIES = VECTORIZE.index("helion-split-matmul-columns")
 VECTORIZE_BF16_DOT = (
     *VECTORIZE[:_TILE_BODIES],

@@ -72,10 +72,14 @@ class MatmulTile:
     rows: int
     peel: bool  # rows that do not divide the block: peeled (else the largest that divide)
 
+    def widest(self, bits: int) -> int:
+        """The most columns of `bits`-bit elements a tile takes."""
+        return self.cols // (max(bits, 32) // 32)
+
     def shape(self, n: int, bits: int) -> tuple[int, int]:
         """(rows, columns) for an accumulator n columns wide of `bits`-bit elements."""
         scale = max(bits, 32) // 32
-        cols = _lanes_divisor(n, self.cols // scale)
+        cols = _lanes_divisor(n, self.widest(bits))
         vectors = max(1, cols * scale // self.lanes)
         return min(self.rows, self.accumulators // vectors), cols
 
