@@ -243,6 +243,64 @@ def test_a_cached_call_through_the_backend_skips_binding(
     assert compiles == ["gated_sum"]
 
 
+@pytest.mark.parametrize("disk", ["1", "0"])
+def test_a_process_calls_a_signature_it_compiled_without_binding_again(
+    cache: pathlib.Path, monkeypatch: pytest.MonkeyPatch, disk: str
+) -> None:
+    """After a signature's first call (compiled, cache on or off), later calls in the
+    process take its host function: no bind, no disk lookup."""
+    monkeypatch.setenv(kernel_cache.DISABLE_ENV, disk)
+    x, gate = gated_inputs()
+    kernel = gated_kernel()
+    torch.testing.assert_close(kernel(x, gate), expected(x, gate))
+
+    def no_bind(*args: Any) -> Any:
+        raise AssertionError("a later call bound the kernel")
+
+    monkeypatch.setattr(Kernel, "bind", no_bind)
+    monkeypatch.setattr(launchers, "_load", no_bind)
+    torch.testing.assert_close(kernel(x + 1, gate), expected(x + 1, gate))
+
+
+def test_a_reset_kernel_and_another_thread_count_take_the_first_call_again(
+    cache: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kernel.reset()` drops the process's host functions as it drops Helion's bound
+    kernels; a host function found for one thread count does not serve another (its first
+    call there finds that count's code, as a new process would)."""
+    x, gate = gated_inputs()
+    kernel = gated_kernel()
+    binds: list[int] = []
+    bind = Kernel.bind
+
+    def counted(self: Kernel, args: Any) -> Any:
+        binds.append(torch.get_num_threads())
+        return bind(self, args)
+
+    monkeypatch.setattr(Kernel, "bind", counted)
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2, 1, 2):
+            torch.set_num_threads(count)
+            torch.testing.assert_close(kernel(x, gate), expected(x, gate))
+    finally:
+        torch.set_num_threads(threads)
+    assert sorted(set(binds)) == [1, 2]
+    loads: list[str] = []
+    load = launchers._load
+
+    def counted_load(kernel: Kernel, key: str) -> Any:
+        loads.append(key)
+        return load(kernel, key)
+
+    monkeypatch.setattr(launchers, "_load", counted_load)
+    torch.testing.assert_close(kernel(x, gate), expected(x, gate))
+    assert loads == []
+    kernel.reset()
+    torch.testing.assert_close(kernel(x, gate), expected(x, gate))
+    assert len(loads) == 1  # the first call again: here from the disk
+
+
 def test_a_corrupt_launcher_is_recorded_again(cache: pathlib.Path, compiles: list[str]) -> None:
     x, gate = gated_inputs()
     gated_kernel()(x, gate)

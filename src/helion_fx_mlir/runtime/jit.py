@@ -460,15 +460,15 @@ def host_for_config(
 
 def call_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """What any specialization can depend on: each tensor's dtype, device, shape and
-    strides, each other argument's type and value; None when an argument is not hashable."""
+    strides, each other argument's type and value; None when an argument is not hashable.
+    Built on every call of a compiled kernel: `torch.Size` and `torch.device` key as they
+    are (a shape's tuple and a device's type string cost more than the rest)."""
     key = tuple(
-        (a.dtype, a.device.type, tuple(a.shape), a.stride())
-        if isinstance(a, torch.Tensor)
-        else (type(a), a)
+        (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else (type(a), a)
         for a in args
     )
     try:
-        hash(key)
+        hash(tuple(part for a, part in zip(args, key) if not isinstance(a, torch.Tensor)))
     except TypeError:
         return None
     return key

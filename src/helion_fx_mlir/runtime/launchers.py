@@ -37,9 +37,12 @@ FILE = "launcher.json"
 @dataclass
 class _KernelLaunchers:
     """Per kernel and process: what identifies its code on disk (None: not cacheable),
-    the host functions loaded for exact signatures, and the signatures already tried."""
+    the host functions for exact signatures (loaded from the disk, or Helion's compiled
+    one after its first call), the signatures already tried, and the kernel's reset
+    generation they belong to (`kernel.reset()` drops them, as it drops Helion's)."""
 
     fields: dict[str, Any] | None
+    generation: int = 0
     hosts: dict[tuple[Any, ...], Callable[..., Any]] = field(default_factory=dict)
     tried: set[tuple[Any, ...]] = field(default_factory=set)
 
@@ -48,28 +51,64 @@ _KERNELS: weakref.WeakKeyDictionary[Any, _KernelLaunchers] = weakref.WeakKeyDict
 
 
 def call(kernel: Any, helion_call: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> Any:
-    """`kernel(*args, **kwargs)`: from a launcher loaded for this exact signature, else
-    Helion's own call (recording a launcher for the next process)."""
-    state = _KERNELS.get(kernel)
-    if state is None:
-        state = _KERNELS[kernel] = _KernelLaunchers(kernel_cache.kernel_fields(kernel))
+    """`kernel(*args, **kwargs)`: the host function of this exact signature, else its first
+    call (`_first_call`). A process's later calls of a signature take its host function
+    directly: Helion's dispatch checks, the disk cache's switch (an environment lookup)
+    and the signature's tried set are for first calls only."""
+    state = _state(kernel)
     if not _launchable(kernel, state):
         return helion_call(kernel, *args, **kwargs)
     args = tuple(kernel.normalize_args(*args, **kwargs)) if kwargs else args
-    signature = call_signature(args)
-    if signature is None or not all(_plain_argument(a) for a in args):
+    signature = _plain_signature(args)
+    if signature is None:
         return helion_call(kernel, *args)
     if (host := state.hosts.get(signature)) is not None:
         return host(*args)
     if signature in state.tried:
         return helion_call(kernel, *args)
+    return _first_call(kernel, helion_call, state, args, signature)
+
+
+def _state(kernel: Any) -> _KernelLaunchers:
+    """The kernel's launchers in this process, emptied when the kernel was reset."""
+    state = _KERNELS.get(kernel)
+    generation = getattr(kernel, "_reset_generation", 0)
+    if state is None or state.generation != generation:
+        state = _KERNELS[kernel] = _KernelLaunchers(kernel_cache.kernel_fields(kernel), generation)
+    return state
+
+
+def _plain_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The call's signature and thread count (code is compiled for the threads that run
+    it: `passes/grid_groups.py`) where every argument is one a launcher takes, else None."""
+    for arg in args:
+        if not _plain_argument(arg):
+            return None
+    signature = call_signature(args)
+    return None if signature is None else (torch.get_num_threads(), *signature)
+
+
+def _first_call(
+    kernel: Any,
+    helion_call: Callable[..., Any],
+    state: _KernelLaunchers,
+    args: tuple[Any, ...],
+    signature: tuple[Any, ...],
+) -> Any:
+    """A signature's first call in this process: its launcher from the disk cache, else
+    Helion's own call (recorded for the next process), whose compiled host function then
+    serves this process's later calls."""
     state.tried.add(signature)
+    cached = kernel_cache.enabled()
     key = _launcher_key(kernel, state, signature)
-    if (host := _load(kernel, key)) is not None:
+    if cached and (host := _load(kernel, key)) is not None:
         state.hosts[signature] = host
         return host(*args)
     result = helion_call(kernel, *args)
-    _record(kernel, args, key)
+    if cached:
+        _record(kernel, args, key)
+    if (host := kernel.bind(args)._run) is not None:
+        state.hosts[signature] = host
     return result
 
 
@@ -82,12 +121,11 @@ def _plain_argument(arg: Any) -> bool:
 
 
 def _launchable(kernel: Any, state: _KernelLaunchers) -> bool:
-    """Cacheable code, the cache on, the kernel compiled (not run as PyTorch, not traced
-    by Dynamo), and no re-tuning asked for."""
+    """Cacheable code, the kernel compiled (not run as PyTorch, not traced by Dynamo), and
+    no re-tuning asked for."""
     settings = kernel.settings
     return (
         state.fields is not None
-        and kernel_cache.enabled()
         and settings.ref_mode == RefMode.OFF
         and not settings.force_autotune
         and not torch.compiler.is_compiling()
@@ -99,10 +137,10 @@ def _launcher_key(kernel: Any, state: _KernelLaunchers, signature: tuple[Any, ..
     return disk_cache.entry_key(
         {
             **state.fields,
-            "signature": repr(signature),
+            "signature": repr(signature[1:]),
             "configs": [repr(config) for config in kernel.configs],
             "autotune_effort": str(kernel.settings.autotune_effort),
-            "threads": torch.get_num_threads(),
+            "threads": signature[0],
         }
     )
 
