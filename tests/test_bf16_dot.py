@@ -13,11 +13,12 @@ from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.examples.kernels import matmul
 from helion_fx_mlir.examples.matmuls import matmul_dot_acc
 from helion_fx_mlir.mlir.parse import parse_module
-from helion_fx_mlir.passes import bf16_dot
+from helion_fx_mlir.passes import bf16_dot, pipelines
 from helion_fx_mlir.passes.bf16_dot import has_bf16_dots, host_has_bf16_dot
 from helion_fx_mlir.passes.pipelines import to_llvm_module
 from helion_fx_mlir.runtime import jit, kernel_cache
 
+DOTS = "helion-bf16-dot-products"
 needs_bf16_dot = pytest.mark.skipif(not host_has_bf16_dot(), reason="the CPU lacks AVX512_BF16")
 
 
@@ -51,6 +52,13 @@ CASES = [
     pytest.param(whole_k_rows, (37, 38, 45), _config(16, 32), True, id="whole-k-38"),
     pytest.param(whole_k_rows, (37, 37, 45), _config(16, 32), True, id="whole-k-37"),
     pytest.param(whole_k_rows, (20, 1, 33), _config(16, 16), False, id="whole-k-1"),
+    pytest.param(
+        matmul,
+        (100, 130, 70),
+        helion.Config(block_sizes=[32, 32, 32], mlir_vector_width=256),
+        True,
+        id="addmm-256-bit",
+    ),
 ]
 
 
@@ -76,6 +84,59 @@ def test_dot_products_match_eager(
 ) -> None:
     x, y = _args(mkn)
     got = compile_kernel(kernel.bind((x, y)), config=config)(x, y)
+    torch.testing.assert_close(got, x @ y)
+
+
+def _after_dots(kernel: helion.Kernel, mkn: tuple[int, int, int], config: helion.Config) -> str:
+    """The kernel's module right after `helion-bf16-dot-products`."""
+    passes = pipelines.LLVM_BF16_DOT
+    text = generate_mlir(kernel.bind(_args(mkn)), config=config)
+    return str(pipelines.apply(parse_module(text), passes[: passes.index(DOTS) + 1]))
+
+
+@pytest.mark.parametrize(
+    ("mkn", "config", "packed", "shuffled"),
+    [
+        # 64-column blocks pack; the 36-column edge (N = 100) is no whole 16 lanes: f32 FMAs
+        pytest.param((70, 128, 100), _config(64, 64, 64), 1, 0, id="64-blocks"),
+        # 16-column blocks pack; the 13-column edge stays f32
+        pytest.param((37, 38, 45), _config(16, 32), 1, 0, id="16-blocks"),
+        # 256-bit code: 32-column blocks pack, each packed row in two 8-lane dots
+        pytest.param(
+            (100, 130, 64),
+            helion.Config(block_sizes=[32, 32, 32], mlir_vector_width=256),
+            1,
+            0,
+            id="256-bit",
+        ),
+    ],
+)
+def test_b_blocks_of_whole_16_columns_are_packed_in_pairs_once(
+    mkn: tuple[int, int, int], config: helion.Config, packed: int, shuffled: int
+) -> None:
+    """B is packed in pairs (one vector.interleave of two rows per step of the packing
+    loop) where its block has whole 16-column blocks, and no register tile interleaves
+    B's rows again (vector.shuffle: only where B does not pack, N = 8 in 256-bit code,
+    lit_tests/passes/bf16-dot-products-256.mlir)."""
+    kernel = whole_k_rows if len(config.block_sizes) == 2 else matmul
+    text = _after_dots(kernel, mkn, config)
+    assert text.count("vector.interleave") >= packed
+    assert text.count("vector.shuffle") == shuffled
+    assert "x86.avx512.dot" in text
+
+
+@needs_bf16_dot
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packed_pairs_shared_by_a_column_of_programs_match_eager(threads: int) -> None:
+    """Programs of a column share B's packed strip (`shared_strips.py`): 23 row blocks of
+    a matmul whose M, K and N divide no block, on 1 and 2 threads."""
+    x, y = _args((23 * 16 + 5, 130, 3 * 32 + 16))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        got = compile_kernel(matmul.bind((x, y)), config=_config(16, 32, 32))(x, y)
+    finally:
+        torch.set_num_threads(previous)
     torch.testing.assert_close(got, x @ y)
 
 

@@ -22,9 +22,9 @@
 // CHECK: %[[T1:[a-z0-9_]+]] = vector.extract_strided_slice %[[PAIRS]] {offsets = [32], sizes = [32], strides = [1]}
 // CHECK: vector.transfer_write %[[T1]], %[[W0]][%[[ROW1]], %{{[a-z0-9_]+}}]
 // CHECK-COUNT-2: vector.transfer_write
-// CHECK: %[[ACC3:[a-z0-9_]+]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2]] output_shape [64, 4, 16]
 // CHECK: %[[A3:[a-z0-9_]+]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2]] output_shape [64, 128, 2]
 // CHECK: %[[B4:[a-z0-9_]+]] = tensor.expand_shape %[[PACKED]] {{\[}}[0, 1], [2, 3]] output_shape [4, 128, 16, 2]
+// CHECK: %[[ACC3:[a-z0-9_]+]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2]] output_shape [64, 4, 16]
 // CHECK: %[[SUM:[a-z0-9_]+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[A3]], %[[B4]] : tensor<64x128x2xbf16>, tensor<4x128x16x2xbf16>) outs(%[[ACC3]] : tensor<64x4x16xf32>) attrs =  {helion.amx_tiles}
 // CHECK: %[[C:[a-z0-9_]+]] = tensor.collapse_shape %[[SUM]] {{\[}}[0], [1, 2]] : tensor<64x4x16xf32> into tensor<64x64xf32>
 // CHECK: return %[[C]]

@@ -1,35 +1,45 @@
-// A bf16 x bf16 -> f32 matmul with even K and N in whole 16-lane registers is tiled into
-// 8x32 accumulator tiles held across a loop over K pairs; per pair, B's two rows are
-// interleaved into (B[k, n], B[k+1, n]) pairs, each row's A pair is broadcast as one
-// 32-bit word, and x86.avx512.dot (vdpbf16ps) accumulates 16 lanes at a time. Operands
-// extended from bf16 to f32 (hl.dot's casts) are read as bf16. Odd K, N of 8 and f32
-// matmuls stay as they are.
+// A bf16 x bf16 -> f32 matmul with even K and N in blocks of 16 gets B packed in K pairs
+// first: a loop over pair rows interleaves B's rows 2*k2 and 2*k2 + 1 and writes each 16
+// columns' 32 lanes to their block's row (j * K/2 + k2 of [N/16 * K/2, 32]). The matmul
+// becomes the contraction over the pairs, tiled into 8x(2x16) accumulator tiles held
+// across a loop over K pairs: each step reads each block's packed row as one 32-lane
+// vector from the packed tensor, broadcasts each row's A pair as one 32-bit word, and
+// x86.avx512.dot (vdpbf16ps) accumulates 16 lanes at a time. Operands extended from bf16
+// to f32 (hl.dot's casts) are read as bf16. Odd K, N of 8 and f32 matmuls stay as they
+// are (N of 8 takes the interleaving path in 256-bit code: bf16-dot-products-256.mlir).
 // RUN: helion-opt %s --helion-bf16-dot-products | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:[a-z0-9_]+]]: tensor<16x8xbf16>, %[[B:[a-z0-9_]+]]: tensor<8x32xbf16>, %[[ACC:[a-z0-9_]+]]: tensor<16x32xf32>
-// CHECK: scf.for %[[M:[a-z0-9_]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %[[C8:[a-z0-9_]+]] iter_args(%{{[a-z0-9_]+}} = %[[ACC]])
-// CHECK: %[[TILE:[a-z0-9_]+]] = vector.transfer_read %{{.*}} : tensor<16x32xf32>, vector<8x32xf32>
-// CHECK-NEXT: scf.for %[[K:[a-z0-9_]+]] = %{{[a-z0-9_]+}} to %{{[a-z0-9_]+}} step %[[C2:[a-z0-9_]+]] iter_args(%[[REGS:[a-z0-9_]+]] = %[[TILE]]) -> (vector<8x32xf32>)
-// CHECK-NEXT: %[[AP:[a-z0-9_]+]] = vector.transfer_read %[[A]][%[[M]], %[[K]]], {{.*}} : tensor<16x8xbf16>, vector<8x2xbf16>
-// CHECK-NEXT: %[[BP:[a-z0-9_]+]] = vector.transfer_read %[[B]][%[[K]], %{{[a-z0-9_]+}}], {{.*}} : tensor<8x32xbf16>, vector<2x32xbf16>
-// CHECK-NEXT: %[[B0:[a-z0-9_]+]] = vector.extract %[[BP]][0] : vector<32xbf16> from vector<2x32xbf16>
-// CHECK-NEXT: %[[B1:[a-z0-9_]+]] = vector.extract %[[BP]][1] : vector<32xbf16> from vector<2x32xbf16>
-// CHECK-NEXT: %[[LOW:[a-z0-9_]+]] = vector.shuffle %[[B0]], %[[B1]] [0, 32, 1, 33, 2, 34,
-// CHECK-NEXT: %[[HIGH:[a-z0-9_]+]] = vector.shuffle %[[B0]], %[[B1]] [16, 48, 17, 49, 18, 50,
-// CHECK-NEXT: %[[A0:[a-z0-9_]+]] = vector.extract %[[AP]][0] : vector<2xbf16> from vector<8x2xbf16>
+// CHECK: %[[EMPTY:[a-z0-9_]+]] = tensor.empty() : tensor<8x32xbf16>
+// CHECK: %[[PACKED:[a-z0-9_]+]] = scf.for %[[K2:[a-z0-9_]+]] = {{.*}} iter_args(%[[INTO:[a-z0-9_]+]] = %[[EMPTY]]) -> (tensor<8x32xbf16>)
+// CHECK: %[[R0:[a-z0-9_]+]] = vector.transfer_read %[[B]]{{.*}} : tensor<8x32xbf16>, vector<32xbf16>
+// CHECK: %[[R1:[a-z0-9_]+]] = vector.transfer_read %[[B]]{{.*}} : tensor<8x32xbf16>, vector<32xbf16>
+// CHECK: %[[PAIRS:[a-z0-9_]+]] = vector.interleave %[[R0]], %[[R1]] : vector<32xbf16> -> vector<64xbf16>
+// CHECK: vector.transfer_write %{{[a-z0-9_]+}}, %[[INTO]][%[[K2]], %{{[a-z0-9_]+}}]
+// CHECK: %[[A3:[a-z0-9_]+]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2]] output_shape [16, 4, 2]
+// CHECK: %[[ACC3:[a-z0-9_]+]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2]] output_shape [16, 2, 16]
+// CHECK: scf.for %[[M:[a-z0-9_]+]] = {{.*}} iter_args(%{{[a-z0-9_]+}} = %[[ACC3]]) -> (tensor<16x2x16xf32>)
+// CHECK: %[[TILE:[a-z0-9_]+]] = vector.transfer_read %{{.*}} : tensor<16x2x16xf32>, vector<8x2x16xf32>
+// CHECK-NEXT: scf.for %[[STEP:[a-z0-9_]+]] = {{.*}} iter_args(%[[REGS:[a-z0-9_]+]] = %[[TILE]]) -> (vector<8x2x16xf32>)
+// CHECK-NEXT: %[[AP:[a-z0-9_]+]] = vector.transfer_read %[[A3]][%[[M]], %[[STEP]], %{{[a-z0-9_]+}}]{{.*}} : tensor<16x4x2xbf16>, vector<8x1x2xbf16>
+// CHECK: %[[ROW0:[a-z0-9_]+]] = arith.addi %{{[a-z0-9_]+}}, %[[STEP]]
+// CHECK: %[[B0:[a-z0-9_]+]] = vector.transfer_read %[[PACKED]][%[[ROW0]], %{{[a-z0-9_]+}}]{{.*}} : tensor<8x32xbf16>, vector<32xbf16>
+// CHECK: %[[ROW1:[a-z0-9_]+]] = arith.addi %{{[a-z0-9_]+}}, %[[STEP]]
+// CHECK: %[[B1:[a-z0-9_]+]] = vector.transfer_read %[[PACKED]][%[[ROW1]], %{{[a-z0-9_]+}}]{{.*}} : tensor<8x32xbf16>, vector<32xbf16>
+// CHECK: %[[A0:[a-z0-9_]+]] = vector.extract %[[AP]][0, 0] : vector<2xbf16> from vector<8x1x2xbf16>
 // CHECK-NEXT: %[[WORD:[a-z0-9_]+]] = vector.bitcast %[[A0]] : vector<2xbf16> to vector<1xi32>
 // CHECK-NEXT: %[[WORDS:[a-z0-9_]+]] = vector.broadcast %[[WORD]] : vector<1xi32> to vector<16xi32>
-// CHECK-NEXT: %[[PAIRS:[a-z0-9_]+]] = vector.bitcast %[[WORDS]] : vector<16xi32> to vector<32xbf16>
-// CHECK-NEXT: %[[ROW:[a-z0-9_]+]] = vector.extract %[[REGS]][0] : vector<32xf32> from vector<8x32xf32>
-// CHECK-NEXT: %[[PART:[a-z0-9_]+]] = vector.extract_strided_slice %[[ROW]] {offsets = [0], sizes = [16], strides = [1]}
-// CHECK-NEXT: x86.avx512.dot %[[PART]], %[[PAIRS]], %[[LOW]] : vector<32xbf16> -> vector<16xf32>
-// CHECK: x86.avx512.dot %{{[a-z0-9_]+}}, %[[PAIRS]], %[[HIGH]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[APAIRS:[a-z0-9_]+]] = vector.bitcast %[[WORDS]] : vector<16xi32> to vector<32xbf16>
+// CHECK-NEXT: %[[BLOCK:[a-z0-9_]+]] = vector.extract %[[REGS]][0, 0] : vector<16xf32> from vector<8x2x16xf32>
+// CHECK-NEXT: x86.avx512.dot %[[BLOCK]], %[[APAIRS]], %[[B0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK: x86.avx512.dot %{{[a-z0-9_]+}}, %[[APAIRS]], %[[B1]] : vector<32xbf16> -> vector<16xf32>
 // CHECK-COUNT-14: x86.avx512.dot
 // CHECK-NOT: x86.avx512.dot
 // CHECK: vector.transfer_write
+// CHECK: tensor.collapse_shape %{{[a-z0-9_]+}} {{\[}}[0], [1, 2]] : tensor<16x2x16xf32> into tensor<16x32xf32>
 // CHECK-NOT: linalg.matmul
 // CHECK: return
 func.func @matmul(%a: tensor<16x8xbf16>, %b: tensor<8x32xbf16>, %acc: tensor<16x32xf32>) -> tensor<16x32xf32> {
@@ -40,8 +50,8 @@ func.func @matmul(%a: tensor<16x8xbf16>, %b: tensor<8x32xbf16>, %acc: tensor<16x
 // CHECK-LABEL: func.func @extended(
 // CHECK-SAME: %[[A:[a-z0-9_]+]]: tensor<8x4xbf16>, %[[B:[a-z0-9_]+]]: tensor<4x16xbf16>
 // CHECK-NOT: linalg.generic
-// CHECK: vector.transfer_read %[[A]]{{.*}} : tensor<8x4xbf16>, vector<8x2xbf16>
-// CHECK: vector.transfer_read %[[B]]{{.*}} : tensor<4x16xbf16>, vector<2x16xbf16>
+// CHECK: vector.transfer_read %[[B]]{{.*}} : tensor<4x16xbf16>, vector<16xbf16>
+// CHECK: tensor.expand_shape %[[A]]
 // CHECK-COUNT-8: x86.avx512.dot
 // CHECK-NOT: linalg
 // CHECK: return

@@ -134,3 +134,20 @@ def constant_bounds(loop: ir.Operation) -> range | None:
     if isinstance(low, int) and isinstance(high, int) and isinstance(step, int) and step > 0:
         return range(low, high, step)
     return None
+
+
+def lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
+    """The body of the one-input linalg.generic of identity maps, all parallel, that made
+    the value (an elementwise op of one tensor: a cast, a copy); None for anything else."""
+    owner = value.owner
+    if (
+        not isinstance(owner, ir.OpView)
+        or owner.name != "linalg.generic"
+        or len(owner.operands) != 2
+        or "reduction" in str(owner.attributes["iterator_types"])
+    ):
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(owner.attributes["indexing_maps"])]
+    if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps):
+        return None
+    return list(owner.regions[0].blocks[0].operations)

@@ -9,12 +9,12 @@ products, rounding as the hardware does (subnormal inputs and results flushed to
 Two passes, so that each works on the form it needs:
 - `helion-amx-pair-contractions`, on tensors, in place of the dot products: a bf16 x bf16
   -> f32 `linalg.matmul` with static M and N multiples of 16 and K of 32 gets B packed
-  into K pairs, one contiguous 1 KB block per B tile (a loop of two-row reads interleaved),
-  and becomes the same contraction over the pairs, a `linalg.generic` tagged AMX_TILES,
-  which the vectorizer leaves alone. Untagged, it is still the matmul (slowly, as loops).
-  The pairs are packed from B's block itself, not from its contiguous copy: the pack then
-  depends on the block alone, and the programs of a column of output tiles share it
-  (`shared_strips.py`).
+  into K pairs, one contiguous 1 KB block per B tile (`bf16_pairs.py`, as the dot
+  products take it), and becomes the same contraction over the pairs, a
+  `linalg.generic` tagged AMX_TILES, which the vectorizer leaves alone. Untagged, it is
+  still the matmul (slowly, as loops). The pairs are packed from B's block itself, not
+  from its contiguous copy: the pack then depends on the block alone, and the programs
+  of a column of output tiles share it (`shared_strips.py`).
 - `helion-amx-tile-contractions`, after bufferization: each tagged contraction becomes
   loops over 2x2 (or fewer) accumulator tiles, 4 C + 2 A + 2 B: AMX's 8 tile registers.
   A tile cannot be carried through a loop (`convert-cf-to-llvm` has no type for it), so a
@@ -37,22 +37,28 @@ first tile instruction kills the process with SIGILL).
 from __future__ import annotations
 
 from torch_mlir import ir
-from torch_mlir.dialects import arith, linalg, scf, tensor, vector, x86
+from torch_mlir.dialects import arith, linalg, scf, x86
 
 from helion_fx_mlir.mlir.attributes import AMX_TILES
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import calls_intrinsic, index_constant, ops_named
-from helion_fx_mlir.passes.bf16_dot import bf16_operands, lane_wise_body
+from helion_fx_mlir.passes.bf16_pairs import (
+    PAIR_ITERATORS,
+    PAIR_MAPS,
+    as_matmul_result,
+    bf16_operands,
+    pair_packed,
+    pair_views,
+    plus,
+)
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
 
 ROWS = 16  # rows of every tile; an f32 tile's 16 columns, a bf16 tile's 16 K pairs
 K_STEP = 32  # K elements one tile multiplication takes (16 pairs)
 PAIR = 2
-PAIRS = [[0], [1, 2]]  # [R, 2C] <-> [R, C, 2]: a row's K as pairs (the accumulator's N as tiles)
 MAX_TILES = 2  # accumulator tiles along M and along N: 4 C + 2 A + 2 B = 8 tile registers
 CHUNK_STEPS = 8  # K steps unrolled between loading and storing the accumulators
-PACK_LANES = 64  # B columns each read of the pair packing takes
 MULF_INTRINSIC = "llvm.x86.tdpbf16ps"
 
 
@@ -86,106 +92,22 @@ def _fits(op: ir.Operation, sources: list[ir.Value]) -> bool:
 
 def _as_pair_contraction(op: ir.Operation, a: ir.Value, b: ir.Value) -> None:
     with ir.InsertionPoint(op), op.location:
-        packed = _pair_packed(_uncopied(b))
-        contraction = _pair_contraction(a, packed, op.operands[2])
-    op.results[0].replace_all_uses_with(contraction)
-    operands = list(op.operands[:2])
-    op.erase()
-    for operand in operands:
-        _erase_if_dead(operand.owner)
+        contraction = _tagged_contraction(pair_views(a, pair_packed(b), op.operands[2]))
+    as_matmul_result(op, contraction)
 
 
-def _uncopied(value: ir.Value) -> ir.Value:
-    """B's block itself where B is its contiguous copy (`packed_operands.py`): the pair
-    packing is a copy already, and a pack of the block alone depends on nothing but the
-    block, so the programs of a column share it (`shared_strips.py`)."""
-    body = lane_wise_body(value)
-    return value.owner.operands[0] if body is not None and len(body) == 1 else value
-
-
-def _erase_if_dead(op: ir.Operation | ir.Block) -> None:
-    """Erase a linalg.generic nothing uses any more (an operand's cast read
-    through), then what fed it, likewise."""
-    if not isinstance(op, ir.OpView) or op.name != "linalg.generic":
-        return
-    if any(True for result in op.results for _ in result.uses):
-        return
-    inputs = list(op.operands)
-    op.erase()
-    for value in inputs:
-        _erase_if_dead(value.owner)
-
-
-def _pair_packed(b: ir.Value) -> ir.Value:
-    """B [K, N] as one 1 KB block per AMX tile, [N/16 * K/2, 32]: row j * K/2 + k2 holds
-    B's columns 16j..16j+15 of rows 2*k2 and 2*k2 + 1, interleaved. A tile's 16 rows are
-    then 64 contiguous bytes each: read in B's own layout they were N*4 bytes apart, all in
-    one L1 set, and each tile load missed."""
-    k, n = ir.ShapedType(b.type).shape
-    bf16 = ir.BF16Type.get()
-    empty = tensor.EmptyOp([n // ROWS * k // PAIR, K_STEP], bf16).result
-    loop = scf.ForOp(index_constant(0), index_constant(k // PAIR), index_constant(1), [empty])
-    with ir.InsertionPoint(loop.body):
-        pair_row = loop.induction_variable
-        first = arith.muli(pair_row, index_constant(PAIR))
-        second = arith.addi(first, index_constant(1))
-        pad = arith.ConstantOp(bf16, ir.FloatAttr.get(bf16, 0.0)).result
-        packed = loop.inner_iter_args[0]
-        lanes = next(w for w in (PACK_LANES, 32, ROWS) if n % w == 0)
-        read = ir.VectorType.get([lanes], bf16)
-        row_map = ir.AffineMap.get_minor_identity(2, 1)
-        for column in range(0, n, lanes):
-            at = index_constant(column)
-            rows = [
-                vector.transfer_read(read, b, [row, at], row_map, pad, [True])
-                for row in (first, second)
-            ]
-            pairs = vector.interleave(*rows)
-            for tile in range(lanes // ROWS):
-                block_row = _plus(pair_row, (column // ROWS + tile) * k // PAIR)
-                packed = vector.transfer_write(
-                    packed.type,
-                    _tile_pairs(pairs, tile),
-                    packed,
-                    [block_row, index_constant(0)],
-                    row_map,
-                    [True],
-                )
-        scf.YieldOp([packed])
-    return loop.results[0]
-
-
-def _tile_pairs(pairs: ir.Value, tile: int) -> ir.Value:
-    """The 32 interleaved lanes of `pairs` that belong to its `tile`-th 16 columns."""
-    if ir.VectorType(pairs.type).shape == [K_STEP]:
-        return pairs
-    return vector.extract_strided_slice(
-        ir.VectorType.get([K_STEP], ir.BF16Type.get()), pairs, [tile * K_STEP], [K_STEP], [1]
-    )
-
-
-def _pair_contraction(a: ir.Value, packed: ir.Value, acc: ir.Value) -> ir.Value:
-    """acc[m, j, c] += A[m, k2, p] * packed[j, k2, c, p]: the matmul over K pairs, with
-    A's K split into pairs, the packed B as [N/16, K/2, 16, 2] and the accumulator's N as
-    [N/16, 16] (maps linalg can invert); returns the accumulator as [M, N]."""
-    maps = [
-        "affine_map<(m, j, c, k2, p) -> (m, k2, p)>",
-        "affine_map<(m, j, c, k2, p) -> (j, k2, c, p)>",
-        "affine_map<(m, j, c, k2, p) -> (m, j, c)>",
-    ]
-    iterators = ["parallel", "parallel", "parallel", "reduction", "reduction"]
-    (m, k), n = ir.ShapedType(a.type).shape, ir.ShapedType(acc.type).shape[1]
-    acc_tiles = _expanded(acc, PAIRS, [m, n // ROWS, ROWS])
-    pairs = [
-        _expanded(a, PAIRS, [m, k // PAIR, PAIR]),
-        _expanded(packed, [[0, 1], [2, 3]], [n // ROWS, k // PAIR, ROWS, PAIR]),
-    ]
+def _tagged_contraction(views: list[ir.Value]) -> ir.Value:
+    """acc[m, j, c] += A[m, k2, p] * packed[j, k2, c, p] (`bf16_pairs.PAIR_MAPS`) as a
+    linalg.generic tagged AMX_TILES, which the vectorizer leaves alone."""
+    a, b, acc = views
     generic = linalg.GenericOp(
-        [acc_tiles.type],
-        pairs,
-        [acc_tiles],
-        ir.ArrayAttr.get([ir.Attribute.parse(m) for m in maps]),
-        ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]),
+        [acc.type],
+        [a, b],
+        [acc],
+        ir.ArrayAttr.get([ir.Attribute.parse(m) for m in PAIR_MAPS]),
+        ir.ArrayAttr.get(
+            [ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in PAIR_ITERATORS]
+        ),
     )
     bf16, f32 = ir.BF16Type.get(), ir.F32Type.get()
     body = generic.regions[0].blocks.append(bf16, bf16, f32)
@@ -194,13 +116,7 @@ def _pair_contraction(a: ir.Value, packed: ir.Value, acc: ir.Value) -> ir.Value:
         product = arith.mulf(arith.extf(f32, lhs), arith.extf(f32, rhs))
         linalg.YieldOp([arith.addf(total, product)])
     generic.attributes[AMX_TILES] = ir.UnitAttr.get()
-    return tensor.collapse_shape(acc.type, generic.results[0], [[0], [1, 2]])
-
-
-def _expanded(value: ir.Value, groups: list[list[int]], shape: list[int]) -> ir.Value:
-    """A 2-D tensor viewed with its dims split as `groups` says, into `shape`."""
-    typed = ir.RankedTensorType.get(shape, ir.ShapedType(value.type).element_type)
-    return tensor.expand_shape(typed, value, groups, [], shape)
+    return generic.results[0]
 
 
 @register(
@@ -231,8 +147,8 @@ def _unit_rows(value: ir.Value) -> bool:
 
 
 def _unexpanded(value: ir.Value) -> ir.Value | None:
-    """The 2-D buffer a view of the contraction's operand (`_expanded`, bufferized) was
-    expanded from; None for anything else (the contraction then stays loops)."""
+    """The 2-D buffer a view of the contraction's operand (`bf16_pairs.expanded`,
+    bufferized) was expanded from; None for anything else (the contraction then stays loops)."""
     owner = value.owner
     if not isinstance(owner, ir.OpView) or owner.name != "memref.expand_shape":
         return None
@@ -253,7 +169,7 @@ def _tile_loops(a: ir.Value, packed: ir.Value, acc: ir.Value) -> None:
     whole, rest = divmod(steps, chunk)
     for_m = _loop(m, rows * ROWS)
     with ir.InsertionPoint(for_m.body):
-        tile_m = [_plus(for_m.induction_variable, i * ROWS) for i in range(rows)]
+        tile_m = [plus(for_m.induction_variable, i * ROWS) for i in range(rows)]
         for_k = _loop(whole * chunk * K_STEP, chunk * K_STEP)
         with ir.InsertionPoint(for_k.body):
             _along_n(a, packed, acc, tile_m, cols, for_k.induction_variable, chunk)
@@ -275,7 +191,7 @@ def _along_n(
     """The loop over the groups of accumulator tiles along N, one chunk of K steps each."""
     for_n = _loop(ir.MemRefType(acc.type).shape[1], cols * ROWS)
     with ir.InsertionPoint(for_n.body):
-        tile_n = [_plus(for_n.induction_variable, j * ROWS) for j in range(cols)]
+        tile_n = [plus(for_n.induction_variable, j * ROWS) for j in range(cols)]
         _chunk(a, packed, acc, tile_m, tile_n, k0, steps)
         scf.YieldOp([])
 
@@ -299,7 +215,7 @@ def _chunk(
     pair_rows = ir.MemRefType(a.type).shape[1] // PAIR
     blocks = [arith.muli(nj, index_constant(pair_rows // ROWS)) for nj in tile_n]
     for step in range(steps):
-        k = _plus(k0, step * K_STEP)
+        k = plus(k0, step * K_STEP)
         pair_row = arith.divui(k, index_constant(PAIR))
         a_tiles = [x86.TileLoadOp(ab_type, a, [mi, k]).result for mi in tile_m]
         b_tiles = [
@@ -314,7 +230,3 @@ def _chunk(
 
 def _loop(extent: int, step: int) -> scf.ForOp:
     return scf.ForOp(index_constant(0), index_constant(extent), index_constant(step))
-
-
-def _plus(value: ir.Value, offset: int) -> ir.Value:
-    return value if offset == 0 else arith.addi(value, index_constant(offset))

@@ -40,7 +40,13 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import constant_int, defined_in, ops_named, static_ints
+from helion_fx_mlir.mlir.walk import (
+    constant_int,
+    defined_in,
+    lane_wise_body,
+    ops_named,
+    static_ints,
+)
 from helion_fx_mlir.passes.packed_operands import packs, strided_rows
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import plain_layout, unrolls_well
@@ -379,21 +385,10 @@ def _fills_block(amount: ir.Value | None, k_rows: ir.Value) -> bool:
 
 def _is_cast(op: ir.Operation | ir.Block) -> bool:
     """An elementwise one-input linalg.generic into a fresh static tensor.empty."""
-    if (
-        not isinstance(op, ir.OpView)
-        or op.name != "linalg.generic"
-        or len(op.operands) != 2
-        or "reduction" in str(op.attributes["iterator_types"])
-    ):
+    if not isinstance(op, ir.OpView) or lane_wise_body(op.results[0]) is None:
         return False
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     init = op.operands[1].owner
-    return (
-        all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps)
-        and isinstance(init, ir.OpView)
-        and init.name == "tensor.empty"
-        and not len(init.operands)
-    )
+    return isinstance(init, ir.OpView) and init.name == "tensor.empty" and not len(init.operands)
 
 
 def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
