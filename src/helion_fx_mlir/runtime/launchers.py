@@ -7,7 +7,8 @@ exact argument signature (dtypes, sizes, strides, scalar values: stricter than a
 specialization Helion makes) and its settings, the config it ran (given, default, or
 found by the autotuner) and the host program. A new process making the same call loads
 both entries and calls the host program directly; any other call takes Helion's own
-path, which fills the entries.
+path, which fills the entries. Within a process, the host function a signature's first
+call found (loaded, or the one Helion compiled) serves its later calls.
 """
 
 from __future__ import annotations
