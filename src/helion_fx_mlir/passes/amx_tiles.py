@@ -52,7 +52,6 @@ from helion_fx_mlir.passes.bf16_pairs import (
     plus,
 )
 from helion_fx_mlir.passes.registry import register
-from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
 
 ROWS = 16  # rows of every tile; an f32 tile's 16 columns, a bf16 tile's 16 K pairs
 K_STEP = 32  # K elements one tile multiplication takes (16 pairs)
@@ -76,17 +75,13 @@ def amx_pair_contractions(module: ir.Module) -> None:
     with mlir_context():
         for op in ops_named(module, "linalg.matmul"):
             sources = bf16_operands(op)
-            if sources is not None and _fits(op, sources):
+            if sources is not None and _fits(sources):
                 _as_pair_contraction(op, *sources)
 
 
-def _fits(op: ir.Operation, sources: list[ir.Value]) -> bool:
-    """Plain maps, static shapes, M and N in whole tiles, K in whole tile steps."""
-    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    types = [ir.ShapedType(v.type) for v in (*sources, op.operands[2])]
-    if maps != PLAIN_MAPS["linalg.matmul"] or not all(t.has_static_shape for t in types):
-        return False
-    (m, k), (_, n) = types[0].shape, types[1].shape
+def _fits(sources: list[ir.Value]) -> bool:
+    """M and N in whole tiles, K in whole tile steps (`bf16_operands`: static shapes)."""
+    (m, k), (_, n) = (ir.ShapedType(v.type).shape for v in sources)
     return m > 0 and n > 0 and k > 0 and m % ROWS == 0 and n % ROWS == 0 and k % K_STEP == 0
 
 

@@ -71,11 +71,11 @@ def bf16_dot_products(module: ir.Module) -> None:
     with mlir_context():
         lanes = _lanes(module)
         scheduled: list[tuple[ir.Operation, Schedule]] = []
+        pair_maps = _pair_maps()
         for op in ops_named(module, "linalg.matmul"):
-            sources = bf16_operands(op)
-            if sources is None or not _plain_static(op, sources):
+            if (sources := bf16_operands(op)) is None:
                 continue
-            if (paired := _paired(op, sources)) is not None:
+            if (paired := _paired(op, sources, pair_maps)) is not None:
                 scheduled.append(paired)
             elif (schedule := _schedule(op, sources, lanes)) is not None:
                 for i, source in enumerate(sources):
@@ -87,7 +87,7 @@ def bf16_dot_products(module: ir.Module) -> None:
         for contract in ops_named(module, "vector.contract"):
             if _is_pair_contraction(contract, lanes):
                 _as_dots(contract, lanes)
-            elif _is_packed_contraction(contract):
+            elif _is_packed_contraction(contract, pair_maps):
                 _packed_dots(contract, lanes)
 
 
@@ -97,14 +97,9 @@ def _lanes(module: ir.Module) -> int:
     return LANES * (vector_width(module) or VECTOR_WIDTHS[0]) // VECTOR_WIDTHS[0]
 
 
-def _plain_static(op: ir.Operation, sources: list[ir.Value]) -> bool:
-    """A matmul in the plain layout whose operands' shapes are known."""
-    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    types = [ir.ShapedType(v.type) for v in (*sources, op.operands[2])]
-    return maps == PLAIN_MAPS["linalg.matmul"] and all(t.has_static_shape for t in types)
-
-
-def _paired(op: ir.Operation, sources: list[ir.Value]) -> tuple[ir.Operation, Schedule] | None:
+def _paired(
+    op: ir.Operation, sources: list[ir.Value], pair_maps: list[ir.AffineMap]
+) -> tuple[ir.Operation, Schedule] | None:
     """The matmul as a contraction over K pairs with B packed in pairs (`bf16_pairs.py`),
     and its schedule: TILE of the accumulator, one pair a step. None where B does not pack.
 
@@ -117,7 +112,7 @@ def _paired(op: ir.Operation, sources: list[ir.Value]) -> tuple[ir.Operation, Sc
         return None
     with ir.InsertionPoint(op), op.location:
         a, b, acc = pair_views(sources[0], pair_packed(sources[1]), op.operands[2])
-        contraction = linalg.contract(a, b, outs=[acc], indexing_maps=_pair_maps())
+        contraction = linalg.contract(a, b, outs=[acc], indexing_maps=pair_maps)
     as_matmul_result(op, contraction)
     blocks = _divisor(n // BLOCK, TILE[1] // BLOCK, 1)
     rows = _divisor(m, TILE[0], 1)
@@ -127,6 +122,7 @@ def _paired(op: ir.Operation, sources: list[ir.Value]) -> tuple[ir.Operation, Sc
 
 
 def _pair_maps() -> list[ir.AffineMap]:
+    """PAIR_MAPS as the maps linalg.contract takes and vector.contract carries."""
     return [ir.AffineMapAttr(ir.Attribute.parse(m)).value for m in PAIR_MAPS]
 
 
@@ -182,13 +178,13 @@ def _as_dots(contract: ir.Operation, lanes: int) -> None:
     contract.erase()
 
 
-def _is_packed_contraction(op: ir.Operation) -> bool:
+def _is_packed_contraction(op: ir.Operation, pair_maps: list[ir.AffineMap]) -> bool:
     """A register tile of the pair contraction (`_paired`): vector<Rx1x2xbf16> of A and
     vector<Jx1x16x2xbf16> of the packed B into vector<RxJx16xf32>."""
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     lhs, rhs = (ir.VectorType(v.type) for v in op.operands[:2])
     return (
-        maps == _pair_maps()
+        maps == pair_maps
         and str(lhs.element_type) == str(rhs.element_type) == "bf16"
         and lhs.shape[1:] == [1, PAIR]
         and rhs.shape[1:] == [1, BLOCK, PAIR]

@@ -16,6 +16,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, scf, tensor, vector
 
 from helion_fx_mlir.mlir.walk import index_constant, lane_wise_body
+from helion_fx_mlir.passes.vectorize import PLAIN_MAPS
 
 PAIR = 2  # K elements one lane's products take
 BLOCK = 16  # columns of B per packed block: an AMX tile's, a 512-bit dot product's lanes
@@ -31,14 +32,21 @@ PAIR_ITERATORS = ("parallel", "parallel", "parallel", "reduction", "reduction")
 
 
 def bf16_operands(op: ir.Operation) -> list[ir.Value] | None:
-    """The matmul's A and B as bf16 values, into an f32 accumulator: the operands
-    themselves, or what an elementwise bf16 -> f32 extension of them (`hl.dot` casts its
-    operands to the accumulator's type) extended; exact, so the matmul may take them."""
+    """The A and B of a matmul in the plain layout, of static shapes, as bf16 values into
+    an f32 accumulator: the operands themselves, or what an elementwise bf16 -> f32
+    extension of them (`hl.dot` casts its operands to the accumulator's type) extended;
+    exact, so the matmul may take them. None for any other matmul."""
     if str(ir.ShapedType(op.operands[2].type).element_type) != "f32":
+        return None
+    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != PLAIN_MAPS["linalg.matmul"]:
         return None
     sources = [_bf16_source(v) for v in op.operands[:2]]
     found = [s for s in sources if s is not None]
-    return found if len(found) == len(sources) else None
+    types = [ir.ShapedType(v.type) for v in (*found, op.operands[2])]
+    if len(found) != len(sources) or not all(t.has_static_shape for t in types):
+        return None
+    return found
 
 
 def _bf16_source(value: ir.Value) -> ir.Value | None:

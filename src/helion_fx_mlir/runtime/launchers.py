@@ -100,13 +100,12 @@ def _first_call(
     Helion's own call (recorded for the next process), whose compiled host function then
     serves this process's later calls."""
     state.tried.add(signature)
-    cached = kernel_cache.enabled()
-    key = _launcher_key(kernel, state, signature)
-    if cached and (host := _load(kernel, key)) is not None:
+    key = _launcher_key(kernel, state, signature) if kernel_cache.enabled() else None
+    if key is not None and (host := _load(kernel, key)) is not None:
         state.hosts[signature] = host
         return host(*args)
     result = helion_call(kernel, *args)
-    if cached:
+    if key is not None:
         _record(kernel, args, key)
     if (host := kernel.bind(args)._run) is not None:
         state.hosts[signature] = host
