@@ -6,9 +6,11 @@ JIT; uncached), then ours and eager in alternating rounds, so that a busy neighb
 both alike. Throughput is GFLOP/s for contractions and GB/s (bytes read and written) for
 the rest. The fraction of the limit is the least time the machine needs over the time
 taken: a contraction's flops at the FMA peak of its dtype, else the time moving its tensors
-takes; measured in the same rounds, the best round kept. A run of the row that beats those
-probes (a kernel that moves its bytes as fast as a copy) is the limit in their place, and
-the table names it: a fraction is never above 1.0. With `autotune`, each kernel is
+takes; measured in every round beside ours and eager, each round's time held to that
+round's limit, the median of those fractions printed (a shared host's bandwidth varies
+between rounds: a round's runs and probes see the same machine). A run of the row that
+beats the probes (a kernel that moves its bytes as fast as a copy) is the limit in their
+place, and the table names it: a fraction is never above 1.0. With `autotune`, each kernel is
 also searched by Helion's autotuner through the `mlir` backend, and its tuned config timed
 in the same rounds. The geometric means of eager/ours (and eager/tuned) close the table.
 """
@@ -149,8 +151,19 @@ class Timed:
 
 
 @dataclass(frozen=True)
+class Round:
+    """One round's times, ms per call: each config of ours (the default, then the tuned),
+    eager, and the least time the probes measured for the case's work."""
+
+    ours: tuple[float, ...]
+    eager: float
+    probe: float
+
+
+@dataclass(frozen=True)
 class Row:
-    """One case, measured: what the table prints and what its limit is computed from."""
+    """One case, measured: what the table prints and the rounds its limit fractions are
+    computed from."""
 
     kernel: str
     default: Timed
@@ -158,21 +171,30 @@ class Row:
     throughput: str
     flops: float | None  # contractions: held to the FMA peak of `dtype`
     dtype: torch.dtype
-    round_limit_ms: float  # the least time its work took the probes in the rounds
-    fastest_ms: float  # the least time a run of the row (ours, tuned, eager) took
+    rounds: tuple[Round, ...]
     tuned: Timed | None = None
 
-    def probe_limit_ms(self, limits: roofline.Limits) -> float:
-        """What the probes measured: the best of the rounds, and for contractions of the
-        peak measured before and after the cases too."""
+    def probe_ms(self, limits: roofline.Limits, at: Round) -> float:
+        """What the probes measured in a round, and for contractions the peak measured
+        before and after the cases too."""
         if self.flops is None:
-            return self.round_limit_ms
-        return min(self.round_limit_ms, self.flops / limits.peak_gflops(self.dtype) / 1e6)
+            return at.probe
+        return min(at.probe, self.flops / limits.peak_gflops(self.dtype) / 1e6)
 
-    def limit_ms(self, limits: roofline.Limits) -> float:
-        """The least time the machine needs for this case's work: the probes' limit, or a
-        run of the row itself where one was faster (it did that work in that time)."""
-        return min(self.probe_limit_ms(limits), self.fastest_ms)
+    def limit_ms(self, limits: roofline.Limits, at: Round) -> float:
+        """The least time the machine needed for the case's work in a round: the probes'
+        limit, or a run of the row itself where one was faster (it did that work then)."""
+        return min(self.probe_ms(limits, at), at.eager, *at.ours)
+
+    def fraction(self, limits: roofline.Limits, times: Callable[[Round], float]) -> float:
+        """The median over the rounds of each round's limit over its time: a round's times
+        and probes run within a second of each other, so they share what the machine
+        gave then (a shared host's memory bandwidth came and went by 2x between rounds)."""
+        return statistics.median(self.limit_ms(limits, at) / times(at) for at in self.rounds)
+
+    def set_by_runs(self, limits: roofline.Limits) -> bool:
+        """A run of the row beat the probes in some round: a probe falls short there."""
+        return any(self.limit_ms(limits, at) < self.probe_ms(limits, at) for at in self.rounds)
 
 
 def _compile(bound: Any, config: helion.Config | None, spent_s: float = 0.0) -> Compiled:
@@ -226,24 +248,23 @@ def bench_case(case: BenchCase, args: Args, rounds: int, tuned: Compiled | None 
             each.host(*args), reference, rtol=2e-2, atol=2e-2, equal_nan=True
         )
     least_ms = _limit_probe(case, args, reference)
-    ours: list[list[float]] = [[] for _ in compiled]
-    eager, limit = [], []
+    measured = []
     for _ in range(rounds):
-        for each, times in zip(compiled, ours):
-            times.append(_per_call_ms(functools.partial(each.host, *args), 0.05))
-        eager.append(_per_call_ms(functools.partial(eager_fn, *args), 0.05))
-        limit.append(least_ms())
-    timed = [Timed(each, statistics.median(times)) for each, times in zip(compiled, ours)]
-    runs = [*eager, *(ms for times in ours for ms in times)]
+        ours = tuple(_per_call_ms(functools.partial(each.host, *args), 0.05) for each in compiled)
+        eager = _per_call_ms(functools.partial(eager_fn, *args), 0.05)
+        measured.append(Round(ours, eager, least_ms()))
+    timed = [
+        Timed(each, statistics.median(r.ours[i] for r in measured))
+        for i, each in enumerate(compiled)
+    ]
     return Row(
         kernel=case.name,
         default=timed[0],
-        eager_ms=statistics.median(eager),
+        eager_ms=statistics.median(r.eager for r in measured),
         throughput=_throughput(case, args, reference, timed[0].ms),
         flops=case.flops(args) if case.flops is not None else None,
         dtype=case.dtype,
-        round_limit_ms=min(limit),
-        fastest_ms=min(runs),
+        rounds=tuple(measured),
         tuned=timed[1] if tuned is not None else None,
     )
 
@@ -256,15 +277,15 @@ def _throughput(case: BenchCase, args: Args, result: Any, ms: float) -> str:
     return f"{moved / ms / 1e6:.1f} GB/s"
 
 
-def _fraction(limit_ms: float, ms: float) -> str:
-    return f"{limit_ms / ms:.3f}"
+def _fraction(value: float) -> str:
+    return f"{value:.3f}"
 
 
 def table_rows(rows: list[Row], limits: roofline.Limits) -> list[dict[str, Any]]:
     """The table's cells per row, the geometric mean(s) of eager over ours last."""
     cells = []
     for row in rows:
-        limit = row.limit_ms(limits)
+        fraction = functools.partial(row.fraction, limits)
         cell: dict[str, Any] = {
             "kernel": row.kernel,
             "compile s": row.default.compiled.seconds,
@@ -272,15 +293,15 @@ def table_rows(rows: list[Row], limits: roofline.Limits) -> list[dict[str, Any]]
             "eager ms": row.eager_ms,
             "eager/ours": row.eager_ms / row.default.ms,
             "throughput": row.throughput,
-            "ours/limit": _fraction(limit, row.default.ms),
-            "eager/limit": _fraction(limit, row.eager_ms),
+            "ours/limit": _fraction(fraction(lambda at: at.ours[0])),
+            "eager/limit": _fraction(fraction(lambda at: at.eager)),
         }
         if row.tuned is not None:
             cell |= {
                 "tune s": row.tuned.compiled.seconds,
                 "tuned ms": row.tuned.ms,
                 "eager/tuned": row.eager_ms / row.tuned.ms,
-                "tuned/limit": _fraction(limit, row.tuned.ms),
+                "tuned/limit": _fraction(fraction(lambda at: at.ours[1])),
             }
         cells.append(cell)
     mean: dict[str, Any] = dict.fromkeys(cells[0], "") | {"kernel": "geometric mean"}
@@ -293,7 +314,7 @@ def table_rows(rows: list[Row], limits: roofline.Limits) -> list[dict[str, Any]]
 def limits_set_by_runs(rows: list[Row], limits: roofline.Limits) -> list[str]:
     """The kernels whose limit is a run of their own, faster than the probes measured
     the machine: where a probe falls short of what the machine can do."""
-    return [row.kernel for row in rows if row.fastest_ms < row.probe_limit_ms(limits)]
+    return [row.kernel for row in rows if row.set_by_runs(limits)]
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -314,8 +335,9 @@ LIMIT_NOTE = (
     "FMA peak of their dtype; the rest: the longer of (a) reading the inputs (our read kernel "
     "or torch.sum, the faster) and writing fresh outputs (torch.empty().fill_), and (b) "
     "copying the bytes read into the bytes written, into a fresh tensor (our copy kernel or "
-    "clone, the faster), the rest of either at its rate in (a); each at its own size; best "
-    "of the rounds, or a run of the row itself (ours, tuned, eager) where one was faster"
+    "clone, the faster), the rest of either at its rate in (a); each at its own size; or a "
+    "run of the row itself (ours, tuned, eager) where one was faster; per round, the "
+    "median over the rounds"
 )
 
 
