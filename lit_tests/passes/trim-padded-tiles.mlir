@@ -1,7 +1,9 @@
 // Ops on a padded tile compute only the lanes their users read: the elementwise op is cut
 // to the slice stored, the masked sum to the lanes its mask keeps (its mask, now true for
-// every lane, goes), and the pad goes (its slices are slices of its source). A reduction whose padded lanes are not masked to the
-// neutral value keeps every lane, and so does its pad.
+// every lane, goes), and the pad goes (its slices are slices of its source). A reduction that
+// combines a pad of its neutral value (zeros summed, -inf maxed) takes the pad's source. A
+// reduction whose padded lanes are neither masked to nor padded with the neutral value keeps
+// every lane, and so does its pad.
 // RUN: helion-opt %s --split-input-file --helion-trim-padded-tiles | FileCheck %s
 
 // CHECK-LABEL: func.func @row(
@@ -98,4 +100,77 @@ func.func @row_of_one(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   } -> tensor<1x1024xf32>
   %stored = tensor.extract_slice %out[0, 0] [1, 1000] [1, 1] : tensor<1x1024xf32> to tensor<1000xf32>
   return %stored : tensor<1000xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @sum_of_zero_pad(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<4x1000xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<4x1000xf32>) outs(%{{[a-z0-9_]+}} : tensor<4xf32>)
+// CHECK: arith.addf
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @sum_of_zero_pad(%x: tensor<4x1000xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0, 0] high[0, 24] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x1000xf32> to tensor<4x1024xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]} ins(%padded : tensor<4x1024xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @max_of_lowest_pad(
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<1000xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1000xf32>)
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @max_of_lowest_pad(%x: tensor<1000xf32>) -> tensor<f32> {
+  %lowest = arith.constant 0xFF800000 : f32
+  %padded = tensor.pad %x low[0] high[24] {
+  ^bb0(%i: index):
+    tensor.yield %lowest : f32
+  } : tensor<1000xf32> to tensor<1024xf32>
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%lowest : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %max = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%padded : tensor<1024xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %max : tensor<f32>
+}
+
+// -----
+
+// A pad of zeros on the parallel dim (rows past the tensor's) stays: those rows are results.
+// CHECK-LABEL: func.func @sum_of_padded_rows(
+// CHECK: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%{{[a-z0-9_]+}} : tensor<8x1000xf32>)
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @sum_of_padded_rows(%x: tensor<5x1000xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %x low[0, 0] high[3, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<5x1000xf32> to tensor<8x1000xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]} ins(%padded : tensor<8x1000xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %sum : tensor<8xf32>
 }

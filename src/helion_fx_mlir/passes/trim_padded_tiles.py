@@ -3,8 +3,9 @@
 A tile of a row that the block does not divide (a 1000-wide row in a 1024 block) arrives
 as `tensor.pad` of the valid lanes up to the block, elementwise ops over all 1024 lanes,
 reductions that mask the padded lanes to their combiner's neutral value
-(`select(index < 1000, x, 0) + acc`), and a store of `extract_slice [0, 1000)` of the
-result. Vectorized as it is, every pad becomes a masked copy of the row into a temporary
+(`select(index < 1000, x, 0) + acc`), or that combine the pad itself where its value is
+the combiner's neutral one (a row sum of the padded tile), and a store of `extract_slice
+[0, 1000)` of the result. Vectorized as it is, every pad becomes a masked copy of the row into a temporary
 and every op reads the temporary (3-5x slower than the same kernel on 1024 lanes). Here each
 op is cut, consumers first, to the lanes its users take: elementwise ops to the slices read
 of them, masked reductions to the lanes their mask keeps (the rest only add the neutral
@@ -130,6 +131,31 @@ def _mask(op: ir.Operation) -> Mask | None:
     return Mask(ir.IntegerAttr(index.owner.attributes["dim"]).value, limit, select)
 
 
+def _neutral_pad_bounds(op: ir.Operation, maps: list[ir.AffineMap]) -> dict[int, int]:
+    """Per loop, the lane from which the reduction combines only padding: where its yield
+    is `combine(x, acc)`, x read straight from a pad (no low padding) whose value is the
+    combiner's neutral one, each loop indexing the pad up to its source's size."""
+    block = op.regions[0].blocks[0]
+    acc = block.arguments[len(block.arguments) - 1]
+    combined = list(block.operations)[-1].operands[0].owner
+    if not isinstance(combined, ir.OpView) or combined.name not in NEUTRAL:
+        return {}
+    lanes = [v for v in combined.operands if v != acc]
+    if len(lanes) != 1 or len(combined.operands) != 2 or not isinstance(lanes[0].owner, ir.Block):
+        return {}
+    position = ir.BlockArgument(lanes[0]).arg_number
+    pad = op.operands[position].owner
+    dims = _dims(maps[position])
+    if not isinstance(pad, ir.OpView) or pad.name != "tensor.pad" or dims is None:
+        return {}
+    padding = list(pad.regions[0].blocks[0].operations)[-1].operands[0]
+    low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
+    source = pad.operands[0]
+    if any(low) or not _static(source) or constant_number(padding) != NEUTRAL[combined.name]:
+        return {}
+    return dict(zip(dims, ir.RankedTensorType(source.type).shape))
+
+
 def _domain(op: ir.Operation) -> list[int] | None:
     """The loop extents the op's users need, or None when that is all of them."""
     extents = loop_extents(op)
@@ -144,6 +170,9 @@ def _domain(op: ir.Operation) -> list[int] | None:
     mask = _mask(op)
     if mask is not None and kinds[mask.dim].endswith("reduction>"):
         domain[mask.dim] = min(domain[mask.dim], mask.bound)
+    for dim, bound in _neutral_pad_bounds(op, maps).items():
+        if kinds[dim].endswith("reduction>"):
+            domain[dim] = min(domain[dim], bound)
     needed = _needed(op.results[0]) if result_dims else None
     for dim, size in zip(result_dims, needed or []):
         domain[dim] = min(domain[dim], size)
