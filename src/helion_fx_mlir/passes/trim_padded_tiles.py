@@ -3,13 +3,15 @@
 A tile of a row that the block does not divide (a 1000-wide row in a 1024 block) arrives
 as `tensor.pad` of the valid lanes up to the block, elementwise ops over all 1024 lanes,
 reductions that mask the padded lanes to their combiner's neutral value
-(`select(index < 1000, x, 0) + acc`), or that combine the pad itself where its value is
-the combiner's neutral one (a row sum of the padded tile), and a store of `extract_slice
-[0, 1000)` of the result. Vectorized as it is, every pad becomes a masked copy of the row into a temporary
-and every op reads the temporary (3-5x slower than the same kernel on 1024 lanes). Here each
-op is cut, consumers first, to the lanes its users take: elementwise ops to the slices read
-of them, masked reductions to the lanes their mask keeps (the rest only add the neutral
-value). A slice of a pad inside its source is then a slice of the source, and the pads go.
+(`select(index < 1000, x, 0) + acc`) or that combine the pad itself where its value is the
+combiner's neutral one (a row sum of the padded tile), and a store of `extract_slice [0,
+1000)` of the result. Vectorized as it is, every pad becomes a masked copy of the row into
+a temporary and every op reads the temporary (3-5x slower than the same kernel on 1024
+lanes; sum_rows on 2000x3000 f32, 2 threads: 0.44 ms against eager's 0.27, 0.26 trimmed).
+Here each op is cut, consumers first, to the lanes its users take: elementwise ops to the
+slices read of them, reductions to the lanes their mask keeps or their pad's source holds
+(the rest only add the neutral value). A slice of a pad inside its source is then a slice
+of the source, and the pads go.
 """
 
 from __future__ import annotations
