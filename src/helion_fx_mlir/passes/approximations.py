@@ -340,6 +340,7 @@ def erf(f: F32, x: ir.Value) -> ir.Value:
     large = math.copysign(arith.subf(f.const(1.0), tail), x)
     return f.select(f.cmp(arith.CmpFPredicate.OLT, math.absf(x), f.const(1.0)), small, large)
 
+
 TANH_SMALL = 0.625
 TANH_POLY = (
     -5.70498872745e-3,
