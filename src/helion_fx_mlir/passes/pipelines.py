@@ -31,6 +31,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     masked_chunks,
     outer_reductions,
     packed_operands,
+    partial_chunks,
     prefetch,
     reciprocal_divisions,
     reduction_streams,
@@ -72,6 +73,7 @@ _FOR_LLVM = (
 # (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
 VECTORIZE = (
     "helion-split-grid-edges",
+    "helion-peel-partial-chunks",
     "helion-fold-accumulations",
     "helion-fuse-elementwise",
     "helion-fold-accumulations",
