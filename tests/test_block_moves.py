@@ -61,11 +61,18 @@ def test_no_transfer_moves_a_whole_block() -> None:
 def test_no_transfer_moves_a_whole_padded_row(config: helion.Config | None, row: str) -> None:
     """sum_rows on 4100-wide rows: the row padded to its 8192 block (Helion's default
     config reads it in 4096-wide chunks, the last with 4 lanes valid) is copied into its
-    buffer in 64-lane chunks, not as one vector."""
+    buffer in 64-lane chunks, not as one vector. The pipeline runs without the passes that
+    drop sum_rows' pads (its pad of zeros is the sum's neutral value); a reduction whose
+    padding is not neutral keeps its padded row as this one does without them."""
     args = (torch.randn(37, 4100),)
     text = generate_mlir(EXAMPLES["sum_rows"].kernel.bind(args), config=config)
     upto = LLVM.index("helion-vectorize-copies")
-    assert row in str(apply(parse_module(text), LLVM[:upto]))
-    after = str(apply(parse_module(text), LLVM[: upto + 1]))
+    untrimmed = [
+        p
+        for p in LLVM[: upto + 1]
+        if p not in ("helion-peel-partial-chunks", "helion-trim-padded-tiles")
+    ]
+    assert row in str(apply(parse_module(text), untrimmed[:-1]))
+    after = str(apply(parse_module(text), untrimmed))
     assert row not in after
     assert "vector<64xf32>" in after
