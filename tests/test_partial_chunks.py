@@ -1,5 +1,6 @@
-"""Rolled row reductions whose block does not divide the row (`helion-peel-partial-chunks`):
-the whole chunks run as a loop of their own, static and unpadded, and the last chunk apart.
+"""Loops over chunks whose block does not divide the extent (`helion-peel-partial-chunks`):
+rolled row reductions and device loops over row tiles (a column sum's, a matmul's K). The
+whole chunks run as a loop of their own, static and unpadded, and the last chunk apart.
 Results match eager on 1 and 2 threads, with Helion's default roll (past 4096 lanes) and
 with explicit `reduction_loops`, and every access stays in bounds (`bounds_checks=True`)."""
 
@@ -23,11 +24,16 @@ CASES = [
     ("layer_norm", (5, 5000), None),
     ("layer_norm", (3, 1500), helion.Config(block_sizes=[1], reduction_loops=[256])),
     ("rms_norm", (4, 9000), None),
+    ("col_sum", (1000, 300), None),
+    ("col_sum", (77, 130), helion.Config(block_sizes=[64, 16])),
+    ("matmul", (100, 130), helion.Config(block_sizes=[32, 32, 64])),
 ]
 
 
 def _args(name: str, shape: tuple[int, int]) -> tuple[torch.Tensor, ...]:
     x = torch.randn(*shape)
+    if name == "matmul":
+        return x, torch.randn(shape[1], 70)
     if name == "layer_norm":
         return x, torch.randn(shape[1]), torch.randn(shape[1])
     return (x, torch.randn(shape[1])) if name == "rms_norm" else (x,)

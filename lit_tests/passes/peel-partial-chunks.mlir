@@ -1,7 +1,8 @@
 // A loop over a row's chunks, each min(4096, 30000 - 4096 i) wide: the seven whole chunks
 // become a loop of their own whose slices are static 4096, and the last chunk's slice is a
-// static 1328 at offset 28672, its loop folded away. A loop whose chunks are all whole, or
-// whose chunk size depends on an argument, stays as it is.
+// static 1328 at offset 28672, its loop folded away. An affine.for over row tiles (a column
+// sum's 32-row tiles of 1000 rows) keeps its one-trip loop, its index a constant. A loop
+// whose chunks are all whole, or whose chunk size depends on an argument, stays as it is.
 // RUN: helion-opt %s --split-input-file --helion-peel-partial-chunks | FileCheck %s
 
 // CHECK-LABEL: func.func @row_sum(
@@ -76,4 +77,38 @@ func.func @size_from_an_argument(%n: index, %out: tensor<8xindex>) -> tensor<8xi
     scf.yield %next : tensor<8xindex>
   }
   return %sizes : tensor<8xindex>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @column_sum(
+// CHECK: %[[WHOLE:[a-z0-9_]+]] = affine.for %{{[a-z0-9_]+}} = 0 to 31 iter_args
+// CHECK:   tensor.extract_slice %{{[a-z0-9_]+}}[%{{[a-z0-9_]+}}, 0] [32, 32] [1, 1] : tensor<1000x32xf32> to tensor<32x32xf32>
+// CHECK: affine.for %{{[a-z0-9_]+}} = 31 to 32 iter_args(%{{[a-z0-9_]+}} = %[[WHOLE]])
+// CHECK:   tensor.extract_slice %{{[a-z0-9_]+}}[992, 0] [8, 32] [1, 1] : tensor<1000x32xf32> to tensor<8x32xf32>
+#offset = affine_map<(d0) -> (d0 * 32)>
+#rows = affine_map<(d0) -> (d0 * -32 + 1000, 32)>
+#tile = affine_map<(d0, d1) -> (d0, d1)>
+#column = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0) -> (d0)>
+func.func @column_sum(%x: tensor<1000x32xf32>, %init: tensor<32xf32>) -> tensor<32xf32> {
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = affine.for %i = 0 to 32 iter_args(%acc = %init) -> (tensor<32xf32>) {
+    %offset = affine.apply #offset(%i)
+    %size = affine.min #rows(%i)
+    %tile = tensor.extract_slice %x[%offset, 0] [%size, 32] [1, 1] : tensor<1000x32xf32> to tensor<?x32xf32>
+    %high = arith.subi %c32, %size : index
+    %padded = tensor.pad %tile low[0, 0] high[%high, 0] {
+    ^bb0(%r: index, %c: index):
+      tensor.yield %zero : f32
+    } : tensor<?x32xf32> to tensor<32x32xf32>
+    %next = linalg.generic {indexing_maps = [#tile, #column], iterator_types = ["reduction", "parallel"]} ins(%padded : tensor<32x32xf32>) outs(%acc : tensor<32xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.addf %in, %out : f32
+      linalg.yield %s : f32
+    } -> tensor<32xf32>
+    affine.yield %next : tensor<32xf32>
+  }
+  return %sum : tensor<32xf32>
 }
