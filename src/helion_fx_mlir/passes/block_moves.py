@@ -8,7 +8,8 @@ took seconds over them (a 47x101 copy 11 s, two 128x128 padded loads 3 s), and o
 row of thousands of lanes is one value whose lanes LLVM inserted one at a time into a
 spilled vector (a 4100-wide row sum, its last 4096-wide chunk 4 lanes valid: 2 ms a row,
 9.8 s for 4096 rows). As a loop over rows, each row in chunks of up to LANES lanes, a
-chunk is one masked read and one write.
+chunk is one masked read and one write; a padded load's chunk with no lanes to read (a row
+past the source's) is the padding value, with no load.
 """
 
 from __future__ import annotations
@@ -273,26 +274,52 @@ def _row(move: _Move, rows: list[ir.Value], extent: ir.Value) -> None:
     loop = scf.ForOp(move.zero, extent, move.step)
     with ir.InsertionPoint(loop.body):
         column = loop.induction_variable
-        shape = [move.lanes]
+        lanes_left = move.lanes_left(rows, column)
         mask = vector.create_mask(
-            ir.VectorType.get(shape, ir.IntegerType.get_signless(1)),
-            [move.lanes_left(rows, column)],
+            ir.VectorType.get([move.lanes], ir.IntegerType.get_signless(1)), [lanes_left]
         )
         at = [*rows, column]
         identity = ir.AffineMap.get_minor_identity(len(at), 1)
-        read_at = move.read_at(at)
-        chunk = vector.transfer_read(
-            ir.VectorType.get(shape, element),
-            move.source,
-            read_at,
-            ir.AffineMap.get_minor_identity(len(read_at), 1),
-            move.pad,
-            [True],
-            mask=mask,
-        )
+        if move.masked_write:
+            chunk = _read(move, element, at, mask)
+        else:
+            chunk = _read_or_pad(move, element, at, mask, lanes_left)
         written = mask if move.masked_write else None
         vector.transfer_write(None, chunk, move.target, at, identity, [True], mask=written)
         scf.YieldOp([])
+
+
+def _read(move: _Move, element: ir.Type, at: list[ir.Value], mask: ir.Value) -> ir.Value:
+    """The chunk at `at`, its lanes past the mask the padding value."""
+    read_at = move.read_at(at)
+    return vector.transfer_read(
+        ir.VectorType.get([move.lanes], element),
+        move.source,
+        read_at,
+        ir.AffineMap.get_minor_identity(len(read_at), 1),
+        move.pad,
+        [True],
+        mask=mask,
+    )
+
+
+def _read_or_pad(
+    move: _Move, element: ir.Type, at: list[ir.Value], mask: ir.Value, lanes_left: ir.Value
+) -> ir.Value:
+    """A padded load's chunk: read where it has lanes to read, else the padding value
+    without a read. A chunk of a row past the source's (the last program's block of 8
+    valid rows in 32) read nothing, but its masked load still went to an address past the
+    source, and such loads cost microcode assists: softmax_two_pass 1000x3072 in 32x32
+    blocks spent 1.1 ms in its last program's 24 padded rows, where the 31 whole programs
+    took 1.3."""
+    vector_type = ir.VectorType.get([move.lanes], element)
+    empty = arith.cmpi(arith.CmpIPredicate.eq, lanes_left, move.zero)
+    branch = scf.IfOp(empty, [vector_type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([vector.broadcast(vector_type, move.pad)])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([_read(move, element, at, mask)])
+    return branch.results[0]
 
 
 def _zero(element: ir.Type) -> ir.Value:
