@@ -106,16 +106,28 @@ class Mask:
     select: ir.Operation
 
 
-def _mask(op: ir.Operation) -> Mask | None:
-    """The reduction body's mask, when its yield is
-    `combine(select(index(dim) < bound, x, neutral), acc)`."""
+def _combined_lane(op: ir.Operation) -> tuple[ir.OpView, ir.Value] | None:
+    """The reduction's combiner (one of NEUTRAL's) and the lane value it combines into the
+    accumulator, where the body yields `combine(lane, acc)`."""
     block = op.regions[0].blocks[0]
     acc = block.arguments[len(block.arguments) - 1]
     combined = list(block.operations)[-1].operands[0].owner
     if not isinstance(combined, ir.OpView) or combined.name not in NEUTRAL:
         return None
     lanes = [v for v in combined.operands if v != acc]
-    select = lanes[0].owner if len(lanes) == 1 and len(combined.operands) == 2 else None
+    if len(lanes) != 1 or len(combined.operands) != 2:
+        return None
+    return combined, lanes[0]
+
+
+def _mask(op: ir.Operation) -> Mask | None:
+    """The reduction body's mask, when its yield is
+    `combine(select(index(dim) < bound, x, neutral), acc)`."""
+    found = _combined_lane(op)
+    if found is None:
+        return None
+    combined, lane = found
+    select = lane.owner
     if not isinstance(select, ir.OpView) or select.name != "arith.select":
         return None
     if constant_number(select.operands[2]) != NEUTRAL[combined.name]:
@@ -137,15 +149,11 @@ def _neutral_pad_bounds(op: ir.Operation, maps: list[ir.AffineMap]) -> dict[int,
     """Per loop, the lane from which the reduction combines only padding: where its yield
     is `combine(x, acc)`, x read straight from a pad (no low padding) whose value is the
     combiner's neutral one, each loop indexing the pad up to its source's size."""
-    block = op.regions[0].blocks[0]
-    acc = block.arguments[len(block.arguments) - 1]
-    combined = list(block.operations)[-1].operands[0].owner
-    if not isinstance(combined, ir.OpView) or combined.name not in NEUTRAL:
+    found = _combined_lane(op)
+    if found is None or not isinstance(found[1].owner, ir.Block):
         return {}
-    lanes = [v for v in combined.operands if v != acc]
-    if len(lanes) != 1 or len(combined.operands) != 2 or not isinstance(lanes[0].owner, ir.Block):
-        return {}
-    position = ir.BlockArgument(lanes[0]).arg_number
+    combined, lane = found
+    position = ir.BlockArgument(lane).arg_number
     pad = op.operands[position].owner
     dims = _dims(maps[position])
     if not isinstance(pad, ir.OpView) or pad.name != "tensor.pad" or dims is None:
