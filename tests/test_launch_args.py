@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 
 import helion
 import helion.language as hl
@@ -38,11 +39,57 @@ def test_each_pointer_leads_to_its_argument() -> None:
     assert _word(pointers[5], "q") == 9
 
 
-def test_each_launch_packs_a_buffer_of_its_own() -> None:
-    """Launches from several threads share no buffer."""
+def _data_pointer(address: int) -> int:
+    """The first memref's data pointer, in the buffer at `address`."""
+    return _word(_word(_word(address)))
+
+
+def test_launches_from_several_threads_share_no_buffer() -> None:
+    """Two threads launching at once (each entry waits for the other's) each find their
+    own tensor in their buffer."""
     block = ArgBlock.of([1])
-    first, second = block.pack([torch.ones(3)]), block.pack([torch.ones(3)])
-    assert ctypes.addressof(first) != ctypes.addressof(second)
+    both_in = threading.Barrier(2)
+    seen: dict[str, tuple[int, int]] = {}
+
+    def launch(tensor: torch.Tensor, name: str) -> None:
+        def entry(address: int) -> None:
+            both_in.wait(timeout=10)
+            seen[name] = (address, _data_pointer(address))
+
+        block.launch(entry, [tensor])
+
+    tensors = {"a": torch.ones(3), "b": torch.ones(5)}
+    threads = [threading.Thread(target=launch, args=(t, n)) for n, t in tensors.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen["a"][0] != seen["b"][0]
+    assert {n: pointer for n, (_, pointer) in seen.items()} == {
+        n: t.data_ptr() for n, t in tensors.items()
+    }
+
+
+def test_a_launch_within_a_launch_packs_a_buffer_of_its_own() -> None:
+    """A launch made while another of the thread's is under way (a signal handler's) leaves
+    the first launch's arguments as they were, and the thread's buffer serves the next."""
+    block = ArgBlock.of([1, torch.int64])
+    outer, inner = torch.ones(3), torch.ones(4)
+    addresses: list[int] = []
+
+    def inner_entry(address: int) -> None:
+        addresses.append(address)
+        assert _data_pointer(address) == inner.data_ptr()
+
+    def outer_entry(address: int) -> None:
+        addresses.append(address)
+        block.launch(inner_entry, [inner, 2])
+        assert _data_pointer(address) == outer.data_ptr()
+        assert _word(_word(address + 8), "q") == 1
+
+    block.launch(outer_entry, [outer, 1])
+    block.launch(inner_entry, [inner, 2])
+    assert addresses[0] != addresses[1] and addresses[2] == addresses[0]
 
 
 @helion.kernel(static_shapes=True)

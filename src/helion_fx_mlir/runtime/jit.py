@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import functools
 import inspect
@@ -59,6 +58,13 @@ class Engine:
         return [next(i for i, a in enumerate(self.args) if a.name == o.name) for o in self.outputs]
 
     @functools.cached_property
+    def reads_other_buffers(self) -> bool:
+        """Some result is another argument's buffer (an output equal to an input the kernel
+        left as it was): it is read out before any copy into a host tensor overwrites that
+        input."""
+        return any(0 <= at != own for at, own in zip(self.in_place, self.own_args))
+
+    @functools.cached_property
     def rng_seeds(self) -> int:
         return next(
             (arg.shape[0] for arg in self.args if arg.name == RNG_SEEDS and arg.is_tensor), 0
@@ -96,15 +102,13 @@ class Engine:
             for at, h, o in zip(self.in_place, hosts, self.outputs)
         ]
         buffers = [t for at, t in zip(self.in_place, outs) if at < 0]
-        packed = self.arg_block.pack([*inputs, *buffers])
         use_torch_threads()
-        self.entry(ctypes.addressof(packed))
-        # A result that is another argument's buffer (an output equal to an input the
-        # kernel left as it was) is read out before any copy below overwrites that input.
-        outs = [
-            out.clone() if 0 <= at != own else out
-            for out, at, own in zip(outs, self.in_place, self.own_args)
-        ]
+        self.arg_block.launch(self.entry, [*inputs, *buffers])
+        if self.reads_other_buffers:
+            outs = [
+                out.clone() if 0 <= at != own else out
+                for out, at, own in zip(outs, self.in_place, self.own_args)
+            ]
         for out, host in zip(outs, hosts):
             if out.data_ptr() != host.data_ptr():
                 host.copy_(out)
@@ -461,17 +465,19 @@ def host_for_config(
 def call_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """What any specialization can depend on: each tensor's dtype, device, shape and
     strides, each other argument's type and value; None when an argument is not hashable.
-    Built on every call of a compiled kernel: `torch.Size` and `torch.device` key as they
-    are (a shape's tuple and a device's type string cost more than the rest)."""
-    key = tuple(
-        (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else (type(a), a)
-        for a in args
-    )
-    try:
-        hash(tuple(part for a, part in zip(args, key) if not isinstance(a, torch.Tensor)))
-    except TypeError:
-        return None
-    return key
+    Built on every call of a compiled kernel, in one pass: `torch.Size` and `torch.device`
+    key as they are (a shape's tuple and a device's type string cost more than the rest)."""
+    key: list[Any] = []
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            key.append((arg.dtype, arg.device, arg.shape, arg.stride()))
+            continue
+        try:
+            hash(arg)
+        except TypeError:
+            return None
+        key.append((type(arg), arg))
+    return tuple(key)
 
 
 def compile_kernel(

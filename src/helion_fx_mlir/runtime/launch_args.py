@@ -4,16 +4,19 @@ A JIT'd func's packed C interface takes `void**`: one pointer per argument, to t
 argument's value; a memref's value is a pointer to its descriptor (allocated and aligned
 pointers, offset, sizes, strides). Built as one ctypes object per pointer and descriptor,
 they cost about 2.5 us per tensor, most of a small kernel's launch; packed, three tensors
-take about 1 us. Each launch packs a buffer of its own, so launches of one kernel from
-several threads share nothing.
+take about 1 us. The pointers only depend on where the buffer lies, so each thread keeps
+a buffer whose pointers are written once, and a launch writes the values alone: launches
+from several threads share nothing, and a launch that finds its thread's buffer taken (a
+signal handler's, between another launch's packing and its call) packs a buffer of its own.
 """
 
 from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -26,50 +29,83 @@ WORD = 8
 
 @dataclass(frozen=True)
 class ArgBlock:
-    """The buffer's layout: the pointer array (one per argument, to its slot), the slots
-    (a memref's descriptor address, or the scalar itself), then the descriptors."""
+    """The buffer's layout: the pointer array (one per argument, to its slot), the memrefs'
+    slots (each its descriptor's address), then what each launch writes: the scalars'
+    slots (the scalar itself) and the descriptors."""
 
     ranks: tuple[int | None, ...]  # per argument: a memref's rank, None for a scalar
-    layout: struct.Struct
-    slots: tuple[int, ...]  # per argument: its slot's offset
-    descriptors: tuple[int, ...]  # per argument: its descriptor's offset (0 for a scalar)
+    addresses: tuple[int, ...]  # the pointer array and the memrefs' slots, from the start
+    head: int  # where the values start: past the pointer array and the memrefs' slots
+    values: struct.Struct  # the scalars, then the descriptors
     buffer: type[ctypes.Array[ctypes.c_char]]
+    _threads: threading.local = field(default_factory=threading.local, compare=False)
 
     @classmethod
     def of(cls, kinds: Sequence[int | torch.dtype]) -> ArgBlock:
         """`kinds`: per argument, a memref's rank or a scalar's dtype (in SCALAR_CODES)."""
-        count = len(kinds)
-        slots = tuple(WORD * (count + i) for i in range(count))
-        codes, descriptors, offset = [], [], WORD * 2 * count
-        for kind in kinds:
-            if isinstance(kind, int):
-                codes.append("Q")
-                descriptors.append(offset)
-                offset += WORD * (3 + 2 * kind)
-            else:
-                codes.append(SCALAR_CODES[kind])
-                descriptors.append(0)
-        memrefs = "".join("QQq" + "q" * 2 * kind for kind in kinds if isinstance(kind, int))
-        layout = struct.Struct("<" + "Q" * count + "".join(codes) + memrefs)
         ranks = tuple(kind if isinstance(kind, int) else None for kind in kinds)
-        return cls(ranks, layout, slots, tuple(descriptors), ctypes.c_char * layout.size)
+        memrefs = [rank for rank in ranks if rank is not None]
+        scalars = [SCALAR_CODES[kind] for kind in kinds if not isinstance(kind, int)]
+        values = struct.Struct(
+            "<" + "".join(scalars) + "".join("QQq" + "q" * 2 * rank for rank in memrefs)
+        )
+        head = WORD * (len(ranks) + len(memrefs))
+        descriptors = _offsets(head + WORD * len(scalars), [WORD * (3 + 2 * r) for r in memrefs])
+        memref_slots = _offsets(WORD * len(ranks), [WORD] * len(memrefs))
+        scalar_slots = iter(_offsets(head, [WORD] * len(scalars)))
+        slots, memref_index = [], iter(range(len(memrefs)))
+        for rank in ranks:
+            slots.append(next(scalar_slots) if rank is None else memref_slots[next(memref_index)])
+        size = head + values.size
+        return cls(ranks, (*slots, *descriptors), head, values, ctypes.c_char * size)
 
     def pack(self, values: Sequence[Any]) -> ctypes.Array[ctypes.c_char]:
-        """The arguments' buffer; its address is the `void**` the entry takes. A tensor
-        must be contiguous, of the rank its memref has."""
+        """A buffer of its own holding the arguments; its address is the `void**` the entry
+        takes. A tensor must be contiguous, of the rank its memref has."""
+        buffer = self._new_buffer()
+        self._write(buffer, values)
+        return buffer
+
+    def launch(self, entry: Callable[[int], None], values: Sequence[Any]) -> None:
+        """`entry` called with the arguments packed into this thread's buffer, taken for
+        the launch (a launch that finds it taken packs its own)."""
+        taken = self._threads.__dict__.pop("buffer", None)
+        buffer = self._new_buffer() if taken is None else taken
+        try:
+            self._write(buffer, values)
+            entry(ctypes.addressof(buffer))
+        finally:
+            self._threads.buffer = buffer
+
+    def _new_buffer(self) -> ctypes.Array[ctypes.c_char]:
+        """A buffer with its pointer array and memref slots written."""
         buffer = self.buffer()
         base = ctypes.addressof(buffer)
-        fields = [base + slot for slot in self.slots]
-        memrefs: list[int] = []
-        for rank, value, descriptor in zip(self.ranks, values, self.descriptors, strict=True):
-            if rank is None:
-                fields.append(value)
-                continue
-            fields.append(base + descriptor)
-            pointer = value.data_ptr()
-            memrefs += (pointer, pointer, 0, *value.shape, *value.stride())
-        self.layout.pack_into(buffer, 0, *fields, *memrefs)
+        struct.pack_into(f"<{len(self.addresses)}Q", buffer, 0, *(base + a for a in self.addresses))
         return buffer
+
+    def _write(self, buffer: ctypes.Array[ctypes.c_char], values: Sequence[Any]) -> None:
+        scalars: list[Any] = []
+        memrefs: list[int] = []
+        extend = memrefs.extend
+        for rank, value in zip(self.ranks, values, strict=True):
+            if rank is None:
+                scalars.append(value)
+                continue
+            pointer = value.data_ptr()
+            extend((pointer, pointer, 0))
+            extend(value.shape)
+            extend(value.stride())
+        self.values.pack_into(buffer, self.head, *scalars, *memrefs)
+
+
+def _offsets(start: int, sizes: Sequence[int]) -> list[int]:
+    """Where each of consecutive fields of these sizes starts."""
+    offsets = []
+    for size in sizes:
+        offsets.append(start)
+        start += size
+    return offsets
 
 
 def packed_entry(engine: Any, name: str) -> Callable[[int], None]:

@@ -27,7 +27,7 @@ from helion.runtime.settings import RefMode
 
 from helion_fx_mlir.frontend.host_program import HostProgram, build_host_function
 from helion_fx_mlir.runtime import disk_cache, kernel_cache
-from helion_fx_mlir.runtime.jit import call_signature, engine_from_cache
+from helion_fx_mlir.runtime.jit import engine_from_cache
 from helion_fx_mlir.runtime.kernel_cache import PLAIN
 
 KIND = "launchers"
@@ -80,13 +80,22 @@ def _state(kernel: Any) -> _KernelLaunchers:
 
 
 def _plain_signature(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The call's signature and thread count (code is compiled for the threads that run
-    it: `passes/grid_groups.py`) where every argument is one a launcher takes, else None."""
+    """The call's thread count (code is compiled for the threads that run it:
+    `passes/grid_groups.py`) and signature, where every argument is one a launcher takes:
+    a plain CPU tensor not recording gradients (its dtype, sizes and strides) or a plain
+    scalar (its type and value). Anything else (autograd, tensor subclasses, callables)
+    gives None: it goes Helion's way. One pass: it runs on every call."""
+    signature: list[Any] = [torch.get_num_threads()]
     for arg in args:
-        if not _plain_argument(arg):
+        if type(arg) is torch.Tensor:
+            if arg.requires_grad or not arg.is_cpu:
+                return None
+            signature.append((arg.dtype, arg.shape, arg.stride()))
+        elif isinstance(arg, PLAIN):
+            signature.append((type(arg), arg))
+        else:
             return None
-    signature = call_signature(args)
-    return None if signature is None else (torch.get_num_threads(), *signature)
+    return tuple(signature)
 
 
 def _first_call(
@@ -110,14 +119,6 @@ def _first_call(
     if (host := kernel.bind(args)._run) is not None:
         state.hosts[signature] = host
     return result
-
-
-def _plain_argument(arg: Any) -> bool:
-    """A plain CPU tensor not recording gradients, or a plain scalar: what a launcher can
-    take. Anything else (autograd, tensor subclasses, callables) goes Helion's way."""
-    if isinstance(arg, torch.Tensor):
-        return type(arg) is torch.Tensor and not arg.requires_grad and arg.device.type == "cpu"
-    return isinstance(arg, PLAIN)
 
 
 def _launchable(kernel: Any, state: _KernelLaunchers) -> bool:
