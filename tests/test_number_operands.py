@@ -168,3 +168,31 @@ def test_an_integer_comparison_with_a_number_as_eager(dtype: torch.dtype, n: int
     bound = compared_with_ints.bind((x, n))
     for config in CONFIGS:
         _check_bits(compile_kernel(bound, config=config)(x, n), compared_with_ints_eager(x, n))
+
+
+@helion.kernel(static_shapes=True)
+def divided_by_ints(x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    """Integer tiles floor-divided by an int argument, negated, and it by them."""
+    outs = [torch.empty_like(x) for _ in range(4)]
+    for tile in hl.tile(x.size(0)):
+        v = x[tile]
+        outs[0][tile] = v // n
+        outs[1][tile] = v // (-n)
+        outs[2][tile] = n // (v.abs() + 1)
+        outs[3][tile] = v % n - n
+    return tuple(outs)
+
+
+def divided_by_ints_eager(x: torch.Tensor, n: int) -> tuple[torch.Tensor, ...]:
+    return (x // n, x // (-n), n // (x.abs() + 1), x % n - n)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("n", [-7, 3])
+def test_an_integer_division_by_an_int_argument_as_eager(dtype: torch.dtype, n: int) -> None:
+    """`v // n` of an int32/int64 tile raised an MLIR error (the int reached
+    `div.Tensor_mode` as a scalar where it takes two tensors), and `-n` had no rule."""
+    x = torch.randint(-100, 100, (1001,), generator=torch.Generator().manual_seed(0)).to(dtype)
+    bound = divided_by_ints.bind((x, n))
+    for config in CONFIGS:
+        _check_bits(compile_kernel(bound, config=config)(x, n), divided_by_ints_eager(x, n))

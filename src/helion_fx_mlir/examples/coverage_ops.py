@@ -77,7 +77,7 @@ def bmm_out_dtype(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def symint_arith(x: torch.Tensor, k: int) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile in hl.tile(x.size(0)):
-        v = x[tile] * ((k * 3 - 1) // 2) + (k % 3) + k / 4
+        v = x[tile] * ((k * 3 - 1) // 2) + (k % 3) + k / 4 + (-k)
         if k > 2:
             v = v + 1
         else:
@@ -103,7 +103,7 @@ def symint_arith(x: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _symint_arith_ref(x: torch.Tensor, k: int) -> torch.Tensor:
-    v = x * ((k * 3 - 1) // 2) + (k % 3) + k / 4
+    v = x * ((k * 3 - 1) // 2) + (k % 3) + k / 4 + (-k)
     v = v + 1 if k > 2 else v - 1
     v = v - 1 if k <= 2 else v + 0.5
     v = v * 2 if k == 5 else v * 3

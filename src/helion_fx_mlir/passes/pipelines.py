@@ -37,6 +37,7 @@ from helion_fx_mlir.passes import (  # noqa: F401
     reduction_streams,
     results,
     safety_checks,
+    selected_ifs,
     shared_strips,
     sliced_unit_dims,
     soft_bf16,
@@ -72,6 +73,7 @@ _FOR_LLVM = (
 # linalg on tensors -> vector ops, before bufferizing: accumulations fold before fusion
 # (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
 VECTORIZE = (
+    "helion-select-elementwise-ifs",
     "helion-split-grid-edges",
     "helion-peel-partial-chunks",
     "helion-fold-accumulations",

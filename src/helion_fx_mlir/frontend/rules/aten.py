@@ -264,15 +264,17 @@ def exact_fmod(cx: RuleContext, name: str, a: TypedValue, b: TypedValue) -> Type
 def div_with_mode(cx: RuleContext) -> Value:
     """On int8/uint8: torch.aten.div.Tensor_mode in i32, cast back (torch-to-linalg has no
     8-bit integer division; the i32 quotient wraps back as eager's does). Floor division of
-    floats as PyTorch's (`float_floor_div`); else unchanged."""
+    floats as PyTorch's (`float_floor_div`). A symbolic scalar operand (`x // n` of an int
+    argument) is a 0-d tensor: the op takes two tensors."""
     node = cx.node
     result = cx.meta(node)
     args, kwargs = restored_args(node)
     if result.dtype.is_floating_point and kwargs.get("rounding_mode") == "floor":
         return float_floor_div(cx, args[0], args[1]).value
-    if result.dtype not in BYTES:
+    symbols = any(isinstance(a, fx.Node) and not _is_tensor(a) for a in args[:2])
+    if result.dtype not in BYTES and not symbols:
         return cx.aten_compute()
-    wide = fake_empty(result, [], torch.int32)
+    wide = fake_empty(result, [], torch.int32 if result.dtype in BYTES else result.dtype)
     operands = [
         as_tensor(cx, f"{node.name}_operand{i}", arg, wide) for i, arg in enumerate(args[:2])
     ]

@@ -82,6 +82,21 @@ def arith_op(cx: RuleContext) -> Value:
     return Value(ssa, result_ty)
 
 
+@lowers(operator.neg)
+def negate(cx: RuleContext) -> Value:
+    """`-a` on a scalar: 0 - a on ints, arith.negf on floats."""
+    value = scalar(cx, cx.node.args[0])
+    if value.type == "i1":
+        raise HelionMLIRError("- of a bool on the device is not supported")
+    b = cx.builder
+    ssa = b.fresh(cx.node.name)
+    if value.type == "index":
+        b.emit(f"{ssa} = arith.subi {b.index(0)}, {value.ssa} : index")
+    else:
+        b.emit(f"{ssa} = arith.negf {value.ssa} : f64")
+    return Value(ssa, value.type)
+
+
 @lowers(operator.mod)
 def modulo(cx: RuleContext) -> Value:
     """`a % b` on ints as Python means it: the result takes the sign of b (-7 % 3 == 2,
