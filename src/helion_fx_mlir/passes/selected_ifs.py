@@ -25,24 +25,11 @@ from torch_mlir.dialects import arith, linalg, tensor
 from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import ops_named
 from helion_fx_mlir.passes.registry import register
+from helion_fx_mlir.passes.safety_checks import INTEGER_DIVISIONS
 
 MAX_LANES = 1 << 16  # a tile's lanes; larger values are whole tensors, not worth computing twice
 # Ops a branch may hold, beyond lane-wise generics: what they compute reads no memory.
 _TILE_OPS = frozenset({"arith.constant", "tensor.empty", "linalg.fill"})
-# Scalar ops that can trap (x86 faults on an integer division by zero or of INT_MIN by -1).
-_TRAPPING = frozenset(
-    {
-        "arith.divsi",
-        "arith.divui",
-        "arith.remsi",
-        "arith.remui",
-        "arith.floordivsi",
-        "arith.ceildivsi",
-        "arith.ceildivui",
-    }
-)
-
-
 @register(
     "helion-select-elementwise-ifs",
     "scf.if of lane-wise tile computations -> both branches and an arith.select per lane",
@@ -84,9 +71,10 @@ def _safe(op: ir.Operation) -> bool:
 
 
 def _safe_scalar(op: ir.Operation) -> bool:
-    """An arith or math op without regions that cannot trap."""
+    """An arith or math op without regions that cannot trap (x86 faults on an integer
+    division by zero or of the least integer by -1, which the condition may exclude)."""
     dialect = op.name.split(".")[0]
-    return dialect in ("arith", "math") and op.name not in _TRAPPING and not op.regions
+    return dialect in ("arith", "math") and op.name not in INTEGER_DIVISIONS and not op.regions
 
 
 def _lane_wise(op: ir.Operation) -> bool:
