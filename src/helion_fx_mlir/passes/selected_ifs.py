@@ -30,6 +30,8 @@ from helion_fx_mlir.passes.safety_checks import INTEGER_DIVISIONS
 MAX_LANES = 1 << 16  # a tile's lanes; larger values are whole tensors, not worth computing twice
 # Ops a branch may hold, beyond lane-wise generics: what they compute reads no memory.
 _TILE_OPS = frozenset({"arith.constant", "tensor.empty", "linalg.fill"})
+
+
 @register(
     "helion-select-elementwise-ifs",
     "scf.if of lane-wise tile computations -> both branches and an arith.select per lane",
