@@ -15,6 +15,7 @@ from helion_fx_mlir.examples import EXAMPLES
 from helion_fx_mlir.mlir.attributes import INDEPENDENT_PROGRAMS
 from helion_fx_mlir.mlir.parse import parse_module
 from helion_fx_mlir.passes.pipelines import LLVM, apply
+from helion_fx_mlir.tools.eager_reference import eager_reference
 
 
 def _after_pass(bound: object, config: helion.Config) -> str:
@@ -116,3 +117,46 @@ def test_programs_that_share_stores_or_read_them_stay_sequential() -> None:
     config = helion.Config(block_sizes=[16, 32, 32])
     assert INDEPENDENT_PROGRAMS not in generate_mlir(reread, config=config)
     torch.testing.assert_close(compile_kernel(reread, config=config)(x), x * 2.0)
+
+
+@helion.kernel(static_shapes=True)
+def gained_rows(x: torch.Tensor, gains: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(x)
+    for i in hl.grid(x.size(0)):
+        gain = gains[i]
+        for tile_n in hl.tile(x.size(1)):
+            out[i, tile_n] = torch.relu(x[i, tile_n]) * gain
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def every_other_row(x: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(x)
+    for i in hl.grid(0, x.size(0), 2):
+        for tile_n in hl.tile(x.size(1)):
+            out[i, tile_n] = x[i, tile_n] + 1.0
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("kernel", "args"),
+    [
+        (gained_rows, (torch.randn(77, 130), torch.randn(77))),
+        (every_other_row, (torch.randn(77, 130),)),
+    ],
+    ids=["gained_rows", "every_other_row"],
+)
+def test_rows_of_a_grid_index_run_in_parallel(kernel: object, args: tuple, threads: int) -> None:
+    """`out[i, tile_n]` in `for i in hl.grid(...)`: each program writes its own row (the
+    grid index, Helion's GridOrigin, is an axis of the store like a tile), so the grid's
+    programs run in parallel (they ran one after another); as reference mode computes,
+    and in bounds."""
+    torch.set_num_threads(threads)
+    config = helion.Config(block_sizes=[32])
+    bound = kernel.bind(args)  # type: ignore[attr-defined]
+    assert "scf.forall" in _after_pass(bound, config)
+    expected = eager_reference(kernel)(*args)
+    for checks in (False, True):
+        compiled = compile_kernel(bound, config=config, bounds_checks=checks)
+        torch.testing.assert_close(compiled(*args), expected)

@@ -11,7 +11,12 @@ import sympy
 import torch
 from helion._compiler.compile_environment import CompileEnvironment, ReductionLoopBlockSizeSource
 from helion._compiler.device_ir import ReductionLoopGraphInfo
-from helion._compiler.variable_origin import BlockSizeOrigin, NameOrigin, Origin
+from helion._compiler.variable_origin import (
+    BlockSizeOrigin,
+    GridOrigin,
+    NameOrigin,
+    Origin,
+)
 from helion.autotuner.config_fragment import EnumFragment
 from helion.exc import InvalidConfig
 from helion.language import _tracing_ops, memory_ops, random_ops
@@ -248,13 +253,14 @@ class LoweringContext:
         }
 
     def _tile_axes(self, index: Any) -> set[int]:
-        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: {m})."""
+        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: {m}), or
+        whose grid index it takes (`out[i, tile_n]` in `for i in hl.grid(m)`: {m})."""
         axes = set()
         for entry in index if isinstance(index, list | tuple) else [index]:
             value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
             if isinstance(value, torch.SymInt):
                 origin = self.origin(value.node.expr)
-                if isinstance(origin, BlockSizeOrigin):
+                if isinstance(origin, BlockSizeOrigin) or type(origin) is GridOrigin:
                     axes.add(origin.block_id)
         return axes
 

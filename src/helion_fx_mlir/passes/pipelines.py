@@ -73,6 +73,7 @@ _FOR_LLVM = (
 # linalg on tensors -> vector ops, before bufferizing: accumulations fold before fusion
 # (baddbmm's `acc * alpha + mm` is still `acc + mm` there) and after it (addmm's form).
 VECTORIZE = (
+    "helion-fold-index-ranges",
     "helion-select-elementwise-ifs",
     "helion-split-grid-edges",
     "helion-peel-partial-chunks",

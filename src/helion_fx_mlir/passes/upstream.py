@@ -22,6 +22,17 @@ register_pipeline(
     "canonicalize,func.func(torch-finalizing-backend-type-conversion),canonicalize,cse)",
     "torch-to-linalg",
 )
+# Guards a grid's lowering keeps for its indices (`i < m ? i : 0` on a row of hl.grid(m),
+# a tile's size zeroed past the tensor) fold where the loops' bounds prove them, as
+# integer range analysis finds: a guarded row index hid that each program of a grid writes
+# rows of its own (`parallelize_independent_grids`), and a zeroed size made every store a
+# masked copy.
+register_pipeline(
+    "helion-fold-index-ranges",
+    "int-range-optimizations: fold index comparisons the loops' bounds decide",
+    "builtin.module(func.func(int-range-optimizations),canonicalize)",
+    "fuse-elementwise",
+)
 # Elementwise linalg ops are fused first: torch-mlir makes one linalg.generic per ATen op,
 # and hundreds of separate loop nests (hl.rand's Philox) cost the JIT tens of seconds.
 # one-shot-bufferize cannot take affine.for with tensor iter_args: lower-affine first; the
