@@ -260,7 +260,10 @@ class LoweringContext:
             value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
             if isinstance(value, torch.SymInt):
                 origin = self.origin(value.node.expr)
-                if isinstance(origin, BlockSizeOrigin) or type(origin) is GridOrigin:
+                # a grid's own index, not one of its subclasses (a tile's begin, end, id)
+                if isinstance(origin, BlockSizeOrigin) or (
+                    isinstance(origin, GridOrigin) and type(origin) is GridOrigin
+                ):
                     axes.add(origin.block_id)
         return axes
 
