@@ -19,6 +19,7 @@ from helion_fx_mlir.mlir.grid_values import GridValues
 from helion_fx_mlir.mlir.parse import parse_module
 from helion_fx_mlir.passes.grid_groups import target_threads
 from helion_fx_mlir.passes.pipelines import LINALG, apply
+from helion_fx_mlir.tools.eager_reference import eager_reference
 
 # Shapes no block size below divides, along every dim.
 SHAPES = {
@@ -82,6 +83,28 @@ def test_edge_matmuls_take_their_valid_rows_only() -> None:
     edge = r"linalg.matmul ins\(.*\) outs\(%\w+ : tensor<4x32xf32>\) -> tensor<4x32xf32>"
     assert re.search(edge, text)
     assert re.search(edge.replace("4x32", "4x20"), text)  # the corner
+
+
+@pytest.mark.parametrize(("batches", "grids"), [(21, 2), (32, 1)])
+def test_a_dimension_of_two_programs_splits_where_its_tile_is_partial(
+    batches: int, grids: int
+) -> None:
+    """A batch of 21 in blocks of 16 (two programs, the second 5 deep): the first program's
+    tiles are whole, the second's static (every program padded a dynamic 3-D copy before).
+    A batch of 32 (both whole) does not split along it: there the offset changes, not the
+    size. Columns and rows divide their blocks; as reference mode computes, in bounds."""
+    torch.manual_seed(0)
+    args = (torch.randn(batches, 32, 64), torch.randn(64))
+    bound = EXAMPLES["bias_add_3d"].kernel.bind(args)
+    config = helion.Config(block_sizes=[16, 16, 32])
+    module = apply(parse_module(generate_mlir(bound, config=config)), LINALG)
+    target_threads(module, 2)
+    split = str(apply(module, ("helion-split-grid-edges",)))
+    assert split.count("scf.forall (") == grids and "affine.min" not in split
+    expected = eager_reference(EXAMPLES["bias_add_3d"].kernel)(*args)
+    for checks in (False, True):
+        got = compile_kernel(bound, config=config, bounds_checks=checks)(*args)
+        torch.testing.assert_close(got, expected)
 
 
 def test_grids_whose_loops_carry_several_tiles_stay_whole() -> None:

@@ -149,9 +149,9 @@ class GridValues:
     def changes_last(self, value: ir.Value, dim: int) -> bool:
         """Whether the value is the same along id `dim` on every program but the last
         (for each of the other ids), and another on the last for some. Along 2 programs
-        every value that changes does so last (an offset too): False there."""
+        every value that changes does so last (an offset too)."""
         spread = self.of(value)
-        if spread is None or dim not in spread.dims or len(self.ranges[dim]) < 3:
+        if spread is None or dim not in spread.dims or len(self.ranges[dim]) < 2:
             return False
         last = len(self.ranges[dim]) - 1
         changes = False

@@ -14,8 +14,9 @@ threads, with `trimmed_accumulators.py`: 1040^3 9.5-9.7 -> 7.9 ms, 1000^3 7.9-8.
 (1024^3 7.2, torch.mm 5.5-6.5 in the same runs).
 
 A dimension splits only where the programs before its edge are at least as many as the
-threads (`helion.threads`; the grids run one after another, each shared by the threads)
-and it has 3 programs or more (along 2, an offset changes on the last program too). A
+threads (`helion.threads`; the grids run one after another, each shared by the threads),
+and along two programs only where a tile's size changes (an offset changes on the last
+program too: a batch of 21 in blocks of 16 splits, one of 32 does not). A
 piece of one program becomes its body as `helion-promote-single-program-grids` makes it
 (MLIR's canonicalizer would lose a program's second store). On linalg on tensors,
 `scf.forall` grids with static bounds, before canonicalization folds the constants into
@@ -65,8 +66,7 @@ def _split(grid: ir.Operation, threads: int) -> None:
     body = grid.regions[0].blocks[0]
     values = GridValues(list(body.arguments)[: len(trips)], [range(t) for t in trips])
     ends = [
-        t - 1 if t - 1 >= threads and _edge_varies(body, values, dim) else t
-        for dim, t in enumerate(trips)
+        t - 1 if _splits(body, values, trips, dim, threads) else t for dim, t in enumerate(trips)
     ]
     if ends == trips:
         _fold(body, values)
@@ -94,13 +94,25 @@ def _carries_several_tiles(grid: ir.Operation) -> bool:
     return any(sum(isinstance(r.type, ir.RankedTensorType) for r in op.results) > 1 for op in loops)
 
 
-def _edge_varies(body: ir.Block, values: GridValues, dim: int) -> bool:
-    """Whether a top-level value of the body is the same along `dim` on every program but
-    the last, and another on the last (a tile's size, where the last tile is partial)."""
+def _splits(
+    body: ir.Block, values: GridValues, trips: list[int], dim: int, threads: int
+) -> bool:
+    """Whether the grid splits before its last program along `dim`: the programs before
+    it are at least as many as the threads, and a value changes on the last program alone.
+    Along two programs an offset changes there too, whole tiles or not: there only a tile's
+    size (an affine.min) tells an edge."""
+    before = math.prod(trips) // trips[dim] * (trips[dim] - 1)
+    return before >= threads and _edge_varies(body, values, dim, trips[dim] > 2)
+
+
+def _edge_varies(body: ir.Block, values: GridValues, dim: int, any_value: bool) -> bool:
+    """Whether a top-level value of the body (any, or a tile's size) is the same along
+    `dim` on every program but the last, and another on the last (a tile's size, where
+    the last tile is partial)."""
     return any(
         values.changes_last(result, dim)
         for op in body.operations
-        if values.evaluated(op)
+        if values.evaluated(op) and (any_value or op.name == "affine.min")
         for result in op.results
     )
 
