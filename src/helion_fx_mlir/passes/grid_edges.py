@@ -94,9 +94,7 @@ def _carries_several_tiles(grid: ir.Operation) -> bool:
     return any(sum(isinstance(r.type, ir.RankedTensorType) for r in op.results) > 1 for op in loops)
 
 
-def _splits(
-    body: ir.Block, values: GridValues, trips: list[int], dim: int, threads: int
-) -> bool:
+def _splits(body: ir.Block, values: GridValues, trips: list[int], dim: int, threads: int) -> bool:
     """Whether the grid splits before its last program along `dim`: the programs before
     it are at least as many as the threads, and a value changes on the last program alone.
     Along two programs an offset changes there too, whole tiles or not: there only a tile's
