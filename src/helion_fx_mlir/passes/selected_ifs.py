@@ -65,6 +65,7 @@ def _small(type_: ir.Type) -> bool:
 
 
 def _safe(op: ir.Operation) -> bool:
+    """An op whose result may be computed where the condition does not hold."""
     if op.name in _TILE_OPS:
         return True
     if op.name == "linalg.generic":
@@ -80,17 +81,22 @@ def _safe_scalar(op: ir.Operation) -> bool:
 
 
 def _lane_wise(op: ir.Operation) -> bool:
-    """Every iterator parallel, every map a projected permutation (a lane reads a lane of
-    each operand, broadcast or transposed: within its bounds), the body scalar ops and the
-    lane's index."""
+    """Every iterator parallel, every operand of a static shape and every map a projected
+    permutation (a lane reads a lane of each operand, broadcast or transposed: within its
+    bounds, whatever the condition), the body scalar ops and the lane's index."""
     generic = op.opview
     parallel = all("parallel" in str(kind) for kind in generic.iterator_types)
+    static = all(
+        not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
+        for v in op.operands
+    )
     projections = all(
         ir.AffineMapAttr(m).value.is_projected_permutation for m in generic.indexing_maps
     )
     body = [inner.operation for inner in generic.regions[0].blocks[0].operations]
     return (
         parallel
+        and static
         and projections
         and all(_safe_scalar(inner) or inner.name == "linalg.index" for inner in body[:-1])
     )
