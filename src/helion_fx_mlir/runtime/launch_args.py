@@ -13,6 +13,7 @@ signal handler's, between another launch's packing and its call) packs a buffer 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import struct
 import threading
 from collections.abc import Callable, Sequence
@@ -50,12 +51,11 @@ class ArgBlock:
             "<" + "".join(scalars) + "".join("QQq" + "q" * 2 * rank for rank in memrefs)
         )
         head = WORD * (len(ranks) + len(memrefs))
-        descriptors = _offsets(head + WORD * len(scalars), [WORD * (3 + 2 * r) for r in memrefs])
-        memref_slots = _offsets(WORD * len(ranks), [WORD] * len(memrefs))
-        scalar_slots = iter(_offsets(head, [WORD] * len(scalars)))
-        slots, memref_index = [], iter(range(len(memrefs)))
-        for rank in ranks:
-            slots.append(next(scalar_slots) if rank is None else memref_slots[next(memref_index)])
+        sizes = [WORD * (3 + 2 * rank) for rank in memrefs]
+        descriptors = list(itertools.accumulate(sizes, initial=head + WORD * len(scalars)))[:-1]
+        memref_slots = iter(range(WORD * len(ranks), head, WORD))
+        scalar_slots = iter(range(head, head + WORD * len(scalars), WORD))
+        slots = [next(scalar_slots if rank is None else memref_slots) for rank in ranks]
         size = head + values.size
         return cls(ranks, (*slots, *descriptors), head, values, ctypes.c_char * size)
 
@@ -97,15 +97,6 @@ class ArgBlock:
             extend(value.shape)
             extend(value.stride())
         self.values.pack_into(buffer, self.head, *scalars, *memrefs)
-
-
-def _offsets(start: int, sizes: Sequence[int]) -> list[int]:
-    """Where each of consecutive fields of these sizes starts."""
-    offsets = []
-    for size in sizes:
-        offsets.append(start)
-        start += size
-    return offsets
 
 
 def packed_entry(engine: Any, name: str) -> Callable[[int], None]:

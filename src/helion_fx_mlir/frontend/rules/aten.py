@@ -271,10 +271,11 @@ def div_with_mode(cx: RuleContext) -> Value:
     args, kwargs = restored_args(node)
     if result.dtype.is_floating_point and kwargs.get("rounding_mode") == "floor":
         return float_floor_div(cx, args[0], args[1]).value
-    symbols = any(isinstance(a, fx.Node) and not _is_tensor(a) for a in args[:2])
-    if result.dtype not in BYTES and not symbols:
+    if result.dtype not in BYTES:
+        if any(isinstance(a, fx.Node) and not _is_tensor(a) for a in args[:2]):
+            return tensor_form(cx, node, aten.div.Tensor_mode, args, kwargs)
         return cx.aten_compute()
-    wide = fake_empty(result, [], torch.int32 if result.dtype in BYTES else result.dtype)
+    wide = fake_empty(result, [], torch.int32)
     operands = [
         as_tensor(cx, f"{node.name}_operand{i}", arg, wide) for i, arg in enumerate(args[:2])
     ]
