@@ -513,32 +513,6 @@ def reciprocal(cx: RuleContext) -> Value:
     return cx.torch_call(node.name, aten.div.Tensor, one, x).value
 
 
-@lowers(aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim)
-def nan_first_index(cx: RuleContext) -> Any:
-    """On floats, where(any NaN, the first NaN's index, the op's own index).
-
-    PyTorch's NaN is the extreme of every row it is in (max.dim's value is NaN here too),
-    while torch-mlir's compares skip it. Integers: the op through torch-mlir."""
-    node = cx.node
-    args, kwargs = restored_args(node)
-    plain = cx.aten_compute()
-    x = cx.typed(args[0])
-    if not x.meta.dtype.is_floating_point:
-        return plain
-    dim = args[1] if len(args) > 1 else kwargs.get("dim")
-    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
-    flags = cx.convert(_is_nan(cx, node.name, x), torch.int32, f"{node.name}_flags")
-    over = {"dim": dim, "keepdim": keepdim}
-    first = cx.torch_call(f"{node.name}_first_nan", aten.argmax.default, flags, **over)
-    dims = [] if dim is None else [dim]
-    any_nan = cx.torch_call(f"{node.name}_any_nan", aten.amax.default, flags, dims, keepdim)
-    meta = cx.meta(node)
-    indices = TypedValue(plain[1], meta[1]) if isinstance(plain, list) else TypedValue(plain, meta)
-    has_nan = cx.convert(any_nan, torch.bool, f"{node.name}_has_nan")
-    index = cx.torch_call(f"{node.name}_index", aten.where.self, has_nan, first, indices).value
-    return [plain[0], index] if isinstance(plain, list) else index
-
-
 @lowers(aten.hypot.default)
 def hypot(cx: RuleContext) -> Value:
     """torch.aten.sqrt(a * a + b * b), in f32 for f16/bf16 (one rounding, as eager's single
