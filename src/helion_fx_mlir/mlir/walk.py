@@ -151,3 +151,18 @@ def lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
     if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps):
         return None
     return list(owner.regions[0].blocks[0].operations)
+
+
+def remap(copy: ir.Operation, mapping: dict[ir.Value, ir.Value], original: ir.Operation) -> None:
+    """A clone's operands (and its regions') through the mapping; the original's results
+    mapped to the clone's."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for i, operand in enumerate(op.operands):
+            if operand in mapping:
+                op.operands[i] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+
+    copy.operation.walk(visit)
+    for old, new in zip(original.results, copy.results):
+        mapping[old] = new

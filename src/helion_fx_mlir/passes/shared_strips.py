@@ -35,6 +35,7 @@ from helion_fx_mlir.mlir.walk import (
     index_constant,
     ops_named,
     ops_where,
+    remap,
     within,
 )
 from helion_fx_mlir.passes.grid_groups import (
@@ -247,22 +248,8 @@ def _copy_strip(strip: Strip, whole: ir.Value) -> None:
             mapping[strip.loop.regions[0].blocks[0].arguments[0]] = start
         mapping[strip.buffer.result] = _slot(whole, loop.induction_variable)
         for op in [*strip.inputs, strip.pack]:
-            _remap(op.clone(), mapping, op)
+            remap(op.clone(), mapping, op)
         scf.YieldOp([])
-
-
-def _remap(copy: ir.Operation, mapping: dict[ir.Value, ir.Value], original: ir.Operation) -> None:
-    """The copy's operands (and its regions') through the mapping; its results mapped."""
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        for i, operand in enumerate(op.operands):
-            if operand in mapping:
-                op.operands[i] = mapping[operand]
-        return ir.WalkResult.ADVANCE
-
-    copy.operation.walk(visit)
-    for old, new in zip(original.results, copy.results):
-        mapping[old] = new
 
 
 def _read_from_strip(strip: Strip, whole: ir.Value) -> None:
