@@ -79,7 +79,7 @@ def _row_loop(chunks: ir.Operation) -> ir.Operation | None:
         or constant_int(rows.operands[2]) != 1
     ):
         return None
-    return rows if _row_wise(rows) else None
+    return rows if _row_wise(rows) and not _reads(rows, carried) else None
 
 
 def _constant_bounds(loop: ir.Operation) -> bool:
@@ -100,6 +100,11 @@ def _inside(value: ir.Value, loop: ir.Operation) -> bool:
             return True
         op = op.parent
     return False
+
+
+def _reads(loop: ir.Operation, value: ir.Value) -> bool:
+    """Whether an op in the loop's body uses the value itself (not through its iter arg)."""
+    return any(value in op.operands for op in loop.regions[0].blocks[0].operations)
 
 
 def _row_wise(rows: ir.Operation) -> bool:
