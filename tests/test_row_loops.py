@@ -19,8 +19,8 @@ from helion_fx_mlir.passes.pipelines import LLVM, apply
 
 @helion.kernel(static_shapes=True)
 def weighted_row_stats(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per row: sum of x * w (w shared by every row) and the largest |x|, each from an
-    accumulator of its own, over the row's chunks."""
+    """Per row: sum of x * w (w shared by every row) and the largest |x| (the chunk's lanes
+    past n masked by the column index), each from an accumulator of its own."""
     m, n = x.size()
     dot = torch.empty([m], dtype=torch.float32, device=x.device)
     peak = torch.empty([m], dtype=torch.float32, device=x.device)
@@ -32,7 +32,10 @@ def weighted_row_stats(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, 
         dot[tile_m] = total.sum(-1)
         largest = hl.zeros([tile_m, block_n], dtype=torch.float32)
         for tile_n in hl.tile(n, block_size=block_n):
-            largest = torch.maximum(largest, x[tile_m, tile_n].float().abs())
+            inside = tile_n.index[None, :] < n
+            largest = torch.maximum(
+                largest, torch.where(inside, x[tile_m, tile_n].float().abs(), 0.0)
+            )
         peak[tile_m] = largest.amax(-1)
     return dot, peak
 

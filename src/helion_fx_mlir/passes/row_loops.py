@@ -26,6 +26,9 @@ from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import apply_script
 
 CHUNK_LOOPS = ("affine.for", "scf.for")
+# What a chunk step may compute before its row loop, which each row's step then computes
+# again: index arithmetic, and the chunk's column indices (`tile_n.index`).
+CHUNK_SETUP = INDEX_ARITHMETIC | {"tensor.generate"}
 # Ops a row step may hold besides reads and writes of its accumulator row: pure ones.
 PURE_DIALECTS = ("arith", "math", "vector", "affine")
 HOIST = """module attributes {transform.with_named_sequence} {
@@ -74,7 +77,7 @@ def _row_loop(chunks: ir.Operation) -> ir.Operation | None:
         or len(rows.results) != 1
         or list(end.operands) != [rows.results[0]]
         or rows.operands[3] != carried
-        or not all(op.name in INDEX_ARITHMETIC for op in body[:-2])
+        or not all(op.name in CHUNK_SETUP for op in body[:-2])
         or any(_inside(v, chunks) for v in list(rows.operands)[:3])
         or constant_int(rows.operands[2]) != 1
     ):
