@@ -174,3 +174,49 @@ func.func @sum_of_padded_rows(%x: tensor<5x1000xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %sum : tensor<8xf32>
 }
+
+// -----
+
+// A row max whose mask is a conjunction, a row bound every row of the tile keeps beside the
+// column bound, is cut to the columns the mask keeps, and the mask goes; where the row bound
+// cuts rows (19 of 32), the columns are cut and the mask stays.
+// CHECK-LABEL: func.func @rows_and_columns(
+// CHECK: linalg.generic {{.*}} ins(%{{[a-z0-9_]+}} : tensor<32x100xf32>) outs(%{{[a-z0-9_]+}} : tensor<32xf32>)
+// CHECK-NOT: arith.select
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} ins(%{{[a-z0-9_]+}} : tensor<32x100xf32>) outs(%{{[a-z0-9_]+}} : tensor<32xf32>)
+// CHECK: arith.select
+// CHECK: arith.maximumf
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+func.func @rows_and_columns(%x: tensor<32x128xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+  %low = arith.constant 0xFF800000 : f32
+  %all_rows = arith.constant 32 : index
+  %some_rows = arith.constant 19 : index
+  %cols = arith.constant 100 : index
+  %e = tensor.empty() : tensor<32xf32>
+  %init = linalg.fill ins(%low : f32) outs(%e : tensor<32xf32>) -> tensor<32xf32>
+  %whole = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<32x128xf32>) outs(%init : tensor<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %in_rows = arith.cmpi ult, %r, %all_rows : index
+    %in_cols = arith.cmpi ult, %c, %cols : index
+    %keep = arith.andi %in_rows, %in_cols : i1
+    %v = arith.select %keep, %in, %low : f32
+    %m = arith.maximumf %v, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<32xf32>
+  %part = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<32x128xf32>) outs(%init : tensor<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %in_rows = arith.cmpi ult, %r, %some_rows : index
+    %in_cols = arith.cmpi ult, %c, %cols : index
+    %keep = arith.andi %in_rows, %in_cols : i1
+    %v = arith.select %keep, %in, %low : f32
+    %m = arith.maximumf %v, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<32xf32>
+  return %whole, %part : tensor<32xf32>, tensor<32xf32>
+}

@@ -3,7 +3,7 @@
 A tile of a row that the block does not divide (a 1000-wide row in a 1024 block) arrives
 as `tensor.pad` of the valid lanes up to the block, elementwise ops over all 1024 lanes,
 reductions that mask the padded lanes to their combiner's neutral value
-(`select(index < 1000, x, 0) + acc`) or that combine the pad itself where its value is the
+(`select(index < 1000, x, 0) + acc`, or a conjunction of such bounds on several loops) or that combine the pad itself where its value is the
 combiner's neutral one (a row sum of the padded tile), and a store of `extract_slice [0,
 1000)` of the result. Vectorized as it is, every pad becomes a masked copy of the row into
 a temporary and every op reads the temporary (3-5x slower than the same kernel on 1024
@@ -99,10 +99,10 @@ def _dims(amap: ir.AffineMap) -> list[int] | None:
 
 @dataclass(frozen=True)
 class Mask:
-    """A reduction's mask: lanes of loop `dim` from `bound` on add only the neutral value."""
+    """A reduction's mask: lanes of loop d from `bounds[d]` on (for each d) add only the
+    neutral value."""
 
-    dim: int
-    bound: int
+    bounds: dict[int, int]
     select: ir.Operation
 
 
@@ -121,8 +121,9 @@ def _combined_lane(op: ir.Operation) -> tuple[ir.OpView, ir.Value] | None:
 
 
 def _mask(op: ir.Operation) -> Mask | None:
-    """The reduction body's mask, when its yield is
-    `combine(select(index(dim) < bound, x, neutral), acc)`."""
+    """The reduction body's mask, when its yield is `combine(select(lanes, x, neutral),
+    acc)` and lanes are `index(d) < bound` or a conjunction of such (a row bound beside a
+    column bound)."""
     found = _combined_lane(op)
     if found is None:
         return None
@@ -132,7 +133,27 @@ def _mask(op: ir.Operation) -> Mask | None:
         return None
     if constant_number(select.operands[2]) != NEUTRAL[combined.name]:
         return None
-    compare = select.operands[0].owner
+    bounds: dict[int, int] = {}
+    for compare in _conjuncts(select.operands[0]):
+        bound = _lane_bound(compare)
+        if bound is None:
+            return None
+        dim, limit = bound
+        bounds[dim] = min(limit, bounds.get(dim, limit))
+    return Mask(bounds, select)
+
+
+def _conjuncts(flag: ir.Value) -> list[ir.Value]:
+    """The terms of an `arith.andi` tree (the flag itself where it is no conjunction)."""
+    owner = flag.owner
+    if isinstance(owner, ir.OpView) and owner.name == "arith.andi":
+        return [term for operand in owner.operands for term in _conjuncts(operand)]
+    return [flag]
+
+
+def _lane_bound(flag: ir.Value) -> tuple[int, int] | None:
+    """(d, bound) where the flag is `index(d) < bound`, a constant bound."""
+    compare = flag.owner
     if not isinstance(compare, ir.OpView) or compare.name != "arith.cmpi":
         return None
     index, bound = compare.operands
@@ -142,7 +163,7 @@ def _mask(op: ir.Operation) -> Mask | None:
     limit = constant_int(bound)
     if index.owner.name != "linalg.index" or limit is None:
         return None
-    return Mask(ir.IntegerAttr(index.owner.attributes["dim"]).value, limit, select)
+    return ir.IntegerAttr(index.owner.attributes["dim"]).value, limit
 
 
 def _neutral_pad_bounds(op: ir.Operation, maps: list[ir.AffineMap]) -> dict[int, int]:
@@ -178,8 +199,9 @@ def _domain(op: ir.Operation) -> list[int] | None:
     domain = list(extents)
     kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     mask = _mask(op)
-    if mask is not None and kinds[mask.dim].endswith("reduction>"):
-        domain[mask.dim] = min(domain[mask.dim], mask.bound)
+    for dim, bound in mask.bounds.items() if mask is not None else ():
+        if kinds[dim].endswith("reduction>"):
+            domain[dim] = min(domain[dim], bound)
     for dim, bound in _neutral_pad_bounds(op, maps).items():
         if kinds[dim].endswith("reduction>"):
             domain[dim] = min(domain[dim], bound)
@@ -236,9 +258,9 @@ def _trim(op: ir.Operation) -> bool:
 
 
 def _unmask(op: ir.Operation, domain: list[int]) -> None:
-    """A mask that keeps every lane of the cut loop is gone: the select takes x."""
+    """A mask that keeps every lane of the cut loops is gone: the select takes x."""
     mask = _mask(op)
-    if mask is not None and domain[mask.dim] <= mask.bound:
+    if mask is not None and all(domain[d] <= bound for d, bound in mask.bounds.items()):
         mask.select.results[0].replace_all_uses_with(mask.select.operands[1])
         mask.select.erase()
 
