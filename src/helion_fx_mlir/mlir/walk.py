@@ -153,6 +153,15 @@ def lane_wise_body(value: ir.Value) -> list[ir.Operation] | None:
     return list(owner.regions[0].blocks[0].operations)
 
 
+def parallel_projections(op: ir.Operation) -> bool:
+    """A linalg op with every loop parallel and every map a projected permutation: each
+    lane reads a lane of each operand (broadcast or transposed) and writes its own."""
+    generic = op.opview
+    return all("parallel" in str(kind) for kind in generic.iterator_types) and all(
+        ir.AffineMapAttr(m).value.is_projected_permutation for m in generic.indexing_maps
+    )
+
+
 def remap(copy: ir.Operation, mapping: dict[ir.Value, ir.Value], original: ir.Operation) -> None:
     """A clone's operands (and its regions') through the mapping; the original's results
     mapped to the clone's."""

@@ -18,7 +18,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, scf, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import DYNAMIC, index_constant, ops_named
+from helion_fx_mlir.mlir.walk import DYNAMIC, index_constant, ops_named, remap
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.vectorize import loop_extents
 
@@ -216,13 +216,9 @@ def _step(
     with ir.InsertionPoint(new):
         for inner in old.operations:
             copy = inner.clone()
-            for i, operand in enumerate(copy.operands):
-                copy.operands[i] = mapping.get(operand, operand)
-            result = copy.results[0] if len(copy.results) == 1 else None
+            remap(copy, mapping, inner)
             if inner.name == "linalg.index" and _dim(inner) == rank - 1:
-                result = arith.addi(start, copy.results[0])
-            if result is not None:
-                mapping[inner.results[0]] = result
+                mapping[inner.results[0]] = arith.addi(start, copy.results[0])
     return step
 
 

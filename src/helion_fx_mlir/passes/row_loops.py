@@ -18,6 +18,7 @@ from helion_fx_mlir.mlir.context import mlir_context
 from helion_fx_mlir.mlir.walk import (
     INDEX_ARITHMETIC,
     constant_int,
+    defined_in,
     index_constant,
     ops_named,
     remap,
@@ -78,7 +79,7 @@ def _row_loop(chunks: ir.Operation) -> ir.Operation | None:
         or list(end.operands) != [rows.results[0]]
         or rows.operands[3] != carried
         or not all(op.name in CHUNK_SETUP for op in body[:-2])
-        or any(_inside(v, chunks) for v in list(rows.operands)[:3])
+        or any(defined_in(v, chunks) for v in list(rows.operands)[:3])
         or constant_int(rows.operands[2]) != 1
     ):
         return None
@@ -93,16 +94,6 @@ def _constant_bounds(loop: ir.Operation) -> bool:
     return len(list(loop.operands)) == 1 and all(
         len(m.results) == 1 and isinstance(m.results[0], ir.AffineConstantExpr) for m in maps
     )
-
-
-def _inside(value: ir.Value, loop: ir.Operation) -> bool:
-    owner = value.owner
-    op = owner.operation if not isinstance(owner, ir.Block) else owner.owner
-    while op is not None:
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _reads(loop: ir.Operation, value: ir.Value) -> bool:

@@ -23,7 +23,7 @@ from torch_mlir import ir
 from torch_mlir.dialects import arith, linalg, tensor
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import ops_named, parallel_projections
 from helion_fx_mlir.passes.registry import register
 from helion_fx_mlir.passes.safety_checks import INTEGER_DIVISIONS
 
@@ -84,20 +84,14 @@ def _lane_wise(op: ir.Operation) -> bool:
     """Every iterator parallel, every operand of a static shape and every map a projected
     permutation (a lane reads a lane of each operand, broadcast or transposed: within its
     bounds, whatever the condition), the body scalar ops and the lane's index."""
-    generic = op.opview
-    parallel = all("parallel" in str(kind) for kind in generic.iterator_types)
     static = all(
         not isinstance(v.type, ir.ShapedType) or ir.ShapedType(v.type).has_static_shape
         for v in op.operands
     )
-    projections = all(
-        ir.AffineMapAttr(m).value.is_projected_permutation for m in generic.indexing_maps
-    )
-    body = [inner.operation for inner in generic.regions[0].blocks[0].operations]
+    body = [inner.operation for inner in op.regions[0].blocks[0].operations]
     return (
-        parallel
+        parallel_projections(op)
         and static
-        and projections
         and all(_safe_scalar(inner) or inner.name == "linalg.index" for inner in body[:-1])
     )
 

@@ -15,7 +15,7 @@ import functools
 from torch_mlir import ir
 
 from helion_fx_mlir.mlir.context import mlir_context
-from helion_fx_mlir.mlir.walk import ops_named
+from helion_fx_mlir.mlir.walk import ops_named, parallel_projections
 from helion_fx_mlir.passes.registry import register
 
 
@@ -32,17 +32,9 @@ def copy_shared_masks(module: ir.Module) -> None:
                 _copy_for(op, readers)
 
 
-def _lane_wise(op: ir.Operation) -> bool:
-    """A generic with every loop parallel and every map a projected permutation."""
-    generic = op.opview
-    return all("parallel" in str(kind) for kind in generic.iterator_types) and all(
-        ir.AffineMapAttr(m).value.is_projected_permutation for m in generic.indexing_maps
-    )
-
-
 def _is_mask(op: ir.Operation) -> bool:
     """A lane-wise generic of one i1 result, of a static shape."""
-    if len(op.results) != 1 or not _lane_wise(op):
+    if len(op.results) != 1 or not parallel_projections(op):
         return False
     tile = ir.RankedTensorType(op.results[0].type)
     element = tile.element_type
@@ -58,7 +50,7 @@ def _lane_wise_readers(op: ir.Operation) -> list[tuple[ir.Operation, int]] | Non
             reader.name != "linalg.generic"
             or reader.block != op.block
             or number >= len(reader.opview.inputs)
-            or not _lane_wise(reader)
+            or not parallel_projections(reader)
         ):
             return None
     return sorted(uses, key=functools.cmp_to_key(_in_block_order))
