@@ -18,6 +18,16 @@ from helion_fx_mlir.passes.pipelines import LLVM, apply
 from helion_fx_mlir.tools.eager_reference import eager_reference
 
 
+def _runs_as_reference_mode(
+    kernel: object, bound: object, config: helion.Config, args: tuple
+) -> None:
+    """The compiled kernel, fast and with bounds checks, gives reference mode's result."""
+    expected = eager_reference(kernel)(*args)
+    for checks in (False, True):
+        compiled = compile_kernel(bound, config=config, bounds_checks=checks)
+        torch.testing.assert_close(compiled(*args), expected)
+
+
 def _after_pass(bound: object, config: helion.Config) -> str:
     upto = LLVM.index("helion-parallelize-independent-grids")
     return str(apply(parse_module(generate_mlir(bound, config=config)), LLVM[: upto + 1]))
@@ -74,15 +84,15 @@ def last_tile_column_sums(x: torch.Tensor) -> torch.Tensor:
 
 
 @helion.kernel(static_shapes=True)
-def doubled_through_the_output(x: torch.Tensor) -> torch.Tensor:
-    """Reads what it stored: a program may see another's stores only in order."""
+def plus_the_first_row(x: torch.Tensor) -> torch.Tensor:
+    """Reads the first row of what it stores: the first program's rows, which later
+    programs may see only in order (reference mode adds x[0] to every tile after the
+    first)."""
     m, n = x.size()
-    out = torch.empty_like(x)
+    out = torch.zeros_like(x)
     for tm in hl.tile(m):
         for tn in hl.tile(n):
-            out[tm, tn] = x[tm, tn]
-        for tn in hl.tile(n):
-            out[tm, tn] = out[tm, tn] * 2.0
+            out[tm, tn] = x[tm, tn] + out[0, tn][None, :]
     return out
 
 
@@ -113,10 +123,11 @@ def test_programs_that_share_stores_or_read_them_stay_sequential() -> None:
     increments = 6 - torch.arange(90).div(16, rounding_mode="floor")
     result = compile_kernel(inner, config=helion.Config(block_sizes=[16]))(x[0])
     torch.testing.assert_close(result, x[0] * 2.0 + increments)
-    reread = doubled_through_the_output.bind((x,))
-    config = helion.Config(block_sizes=[16, 32, 32])
+    reread = plus_the_first_row.bind((x,))
     assert INDEPENDENT_PROGRAMS not in generate_mlir(reread, config=config)
-    torch.testing.assert_close(compile_kernel(reread, config=config)(x), x * 2.0)
+    expected = x.clone()
+    expected[16:] += x[0]
+    torch.testing.assert_close(compile_kernel(reread, config=config)(x), expected)
 
 
 @helion.kernel(static_shapes=True)
@@ -156,7 +167,89 @@ def test_rows_of_a_grid_index_run_in_parallel(kernel: object, args: tuple, threa
     config = helion.Config(block_sizes=[32])
     bound = kernel.bind(args)  # type: ignore[attr-defined]
     assert "scf.forall" in _after_pass(bound, config)
-    expected = eager_reference(kernel)(*args)
-    for checks in (False, True):
-        compiled = compile_kernel(bound, config=config, bounds_checks=checks)
-        torch.testing.assert_close(compiled(*args), expected)
+    _runs_as_reference_mode(kernel, bound, config, args)
+
+
+@helion.kernel(static_shapes=True)
+def doubled_through_the_output(x: torch.Tensor) -> torch.Tensor:
+    """Reads back only its own tile of what it stored: programs stay independent."""
+    m, n = x.size()
+    out = torch.empty_like(x)
+    for tm in hl.tile(m):
+        for tn in hl.tile(n):
+            out[tm, tn] = x[tm, tn]
+        for tn in hl.tile(n):
+            out[tm, tn] = out[tm, tn] * 2.0
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def chunked_row_sums(x: torch.Tensor) -> torch.Tensor:
+    """Each (row tile, column chunk) program adds its partial sums into the row tile's
+    outputs: programs of one row tile share them, row tiles do not."""
+    m, n = x.size()
+    out = torch.zeros([m], dtype=torch.float32, device=x.device)
+    for tm, tk in hl.tile([m, n]):
+        hl.atomic_add(out, [tm], x[tm, tk].to(torch.float32).sum(1))
+    return out
+
+
+@helion.kernel(static_shapes=True)
+def plus_transpose(x: torch.Tensor) -> torch.Tensor:
+    """out = x + x.T by two atomics per program, the second at the transposed tile:
+    programs of different tiles add into the same elements, so none runs beside another
+    (our atomics are read-modify-writes)."""
+    n = x.size(0)
+    out = torch.zeros_like(x)
+    for ta, tb in hl.tile([n, n]):
+        tile = x[ta, tb]
+        hl.atomic_add(out, [ta, tb], tile)
+        hl.atomic_add(out, [tb, ta], tile.permute(1, 0))
+    return out
+
+
+PARTIAL_CASES = [
+    (doubled_through_the_output, (torch.randn(70, 90),), helion.Config(block_sizes=[16, 32, 32])),
+    (chunked_row_sums, (torch.randn(77, 301),), helion.Config(block_sizes=[16, 64])),
+    (
+        chunked_row_sums,
+        (torch.randn(77, 301),),
+        helion.Config(block_sizes=[8, 32], loop_orders=[[1, 0]]),
+    ),
+    (
+        EXAMPLES["split_k_tunable_atomic"].kernel,
+        (torch.randn(67, 150), torch.randn(150, 45)),
+        helion.Config(block_sizes=[16, 16, 32], split_k=4),
+    ),
+    (
+        EXAMPLES["split_k_tunable_atomic"].kernel,
+        (torch.randn(67, 150), torch.randn(150, 45)),
+        helion.Config(block_sizes=[32, 8, 16], loop_orders=[[2, 0, 1]], split_k=2),
+    ),
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("kernel", "args", "config"), PARTIAL_CASES, ids=lambda c: getattr(c, "__name__", None)
+)
+def test_programs_apart_along_some_axes_run_in_parallel_along_them(
+    kernel: object, args: tuple, config: helion.Config, threads: int
+) -> None:
+    """Where every access of a stored tensor (atomics and reads back included) takes a
+    tile of an axis at the same dims, the programs of different tiles along it run in
+    parallel (sequential before: atomics read what they store), those sharing its tile
+    in order; as reference mode computes, and in bounds."""
+    torch.set_num_threads(threads)
+    bound = kernel.bind(args)  # type: ignore[attr-defined]
+    assert "scf.forall" in _after_pass(bound, config)
+    _runs_as_reference_mode(kernel, bound, config, args)
+
+
+def test_atomics_into_other_programs_tiles_stay_sequential() -> None:
+    torch.set_num_threads(2)
+    x = torch.randn(70, 70)
+    config = helion.Config(block_sizes=[16, 32])
+    bound = plus_transpose.bind((x,))
+    assert INDEPENDENT_PROGRAMS not in generate_mlir(bound, config=config)
+    torch.testing.assert_close(compile_kernel(bound, config=config)(x), x + x.T)

@@ -1,7 +1,8 @@
 // The outermost scf.for marked helion.independent_programs becomes an scf.forall over the
-// same programs; the buffers allocated before it that only it uses (a program's
-// temporaries, hoisted by bufferization) move into its body, views with them. A loop
-// sharing a buffer with code after it, and unmarked loops, stay sequential.
+// same programs; the buffers allocated before it (or before the loops around it) that only
+// it uses (a program's temporaries, hoisted by bufferization) move into its body, views
+// with them. A loop sharing a buffer with code after it, and unmarked loops, stay
+// sequential.
 // RUN: helion-opt %s --split-input-file --helion-parallelize-independent-grids | FileCheck %s
 
 // CHECK-LABEL: func.func @rows(
@@ -89,6 +90,38 @@ func.func @unmarked(%out: memref<8xf32>) {
   %one = arith.constant 1.0 : f32
   scf.for %i = %c0 to %c8 step %c1 {
     memref.store %one, %out[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A marked loop inside an unmarked one (the programs of one row tile add into the same
+// output over K splits, in order; row tiles are independent): the inner loop becomes the
+// forall, with the buffer hoisted to the function that only it uses; the buffer of the
+// code after it stays where it is.
+// CHECK-LABEL: func.func @inner(
+// CHECK: %[[EDGE:[a-z0-9_]+]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: scf.for %{{[a-z0-9_]+}} =
+// CHECK-NEXT: scf.forall (%[[I:[a-z0-9_]+]]) in (%{{[a-z0-9_]+}}) {
+// CHECK-NEXT: %[[TMP:[a-z0-9_]+]] = memref.alloc() : memref<8xf32>
+// CHECK: memref.copy %[[TMP]]
+// CHECK: memref.copy %[[EDGE]]
+func.func @inner(%out: memref<64xf32>, %edge: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %tmp = memref.alloc() : memref<8xf32>
+  %buf = memref.alloc() : memref<4xf32>
+  scf.for %k = %c0 to %c3 step %c1 {
+    scf.for %i = %c0 to %c8 step %c1 {
+      %o = arith.muli %i, %c8 : index
+      %tile = memref.subview %out[%o] [8] [1] : memref<64xf32> to memref<8xf32, strided<[1], offset: ?>>
+      memref.copy %tile, %tmp : memref<8xf32, strided<[1], offset: ?>> to memref<8xf32>
+      memref.copy %tmp, %tile : memref<8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    } {helion.independent_programs}
+    memref.copy %buf, %edge : memref<4xf32> to memref<4xf32>
   }
   return
 }

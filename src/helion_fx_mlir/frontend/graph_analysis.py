@@ -143,13 +143,13 @@ class GraphFacts:
                 if host_tensor_name(node):
                     yield node
 
-    def store_nodes(self, root_id: int) -> list[fx.Node]:
-        """Every store (and atomic) in the graph and the graphs it calls."""
+    def access_nodes(self, root_id: int) -> list[fx.Node]:
+        """Every load, store and atomic in the graph and the graphs it calls."""
         return [
             node
             for gid in self.reachable([root_id])
             for node in self.nodes(gid)
-            if node.target in STORE_OPS
+            if node.target in STORE_OPS or node.target in LOAD_OPS
         ]
 
     def is_parallel(self, root_id: int) -> bool:

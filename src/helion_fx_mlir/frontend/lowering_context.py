@@ -19,7 +19,7 @@ from helion._compiler.variable_origin import (
 )
 from helion.autotuner.config_fragment import EnumFragment
 from helion.exc import InvalidConfig
-from helion.language import _tracing_ops, memory_ops, random_ops
+from helion.language import _tracing_ops, random_ops
 from torch import fx
 
 from helion_fx_mlir.errors import HelionMLIRError, LoweringError
@@ -225,22 +225,28 @@ class LoweringContext:
                 return arg
         raise HelionMLIRError(f"host tensor '{name}' is not an argument of the kernel func")
 
-    def independent_programs(self, root: RootInfo) -> bool:
-        """Whether a grid kept sequential (it stores inside its loops) may still run its
-        programs in any order, as Helion does: every store, nested or not, is a plain
-        store of a tile of each grid axis (programs write apart), and no stored tensor is
-        read (atomics read)."""
+    def independent_axes(self, root: RootInfo) -> set[int]:
+        """The axes along which a grid kept sequential (it stores inside its loops) may
+        still run its programs in any order, as Helion does: every access (load, store,
+        atomic) of a stored tensor takes a whole tile of the axis, at the same dims for
+        each access of that tensor, so programs of different tiles of the axis touch apart
+        (an atomic's read included: split-K's `out[tile_m, tile_n]` over K splits). Programs
+        that share the axes' tiles keep their order."""
         facts = self.facts
         facts.analyze(root.graph_id)
-        if facts.stores[root.graph_id] & facts.loads[root.graph_id]:
-            return False
         axes = {loop.block_id for loop in root.loops}
         if axes & self._nested_loop_blocks(root.graph_id):
-            return False  # an inner loop reusing a grid axis's block: its tiles are the loop's
-        return bool(axes) and all(
-            node.target is memory_ops.store and axes <= self._tile_axes(node.args[1])
-            for node in facts.store_nodes(root.graph_id)
-        )
+            return set()  # an inner loop reusing a grid axis's block: its tiles are the loop's
+        stored = facts.stores[root.graph_id]
+        dims: dict[str, dict[int, frozenset[int]]] = {}
+        for node in facts.access_nodes(root.graph_id):
+            name = host_tensor_name(node.args[0])
+            if name not in stored:
+                continue
+            tiles = self._tile_dims(node.args[1])
+            seen = dims.setdefault(name, tiles)
+            axes = {a for a in axes if a in tiles and tiles[a] == seen.get(a)}
+        return axes
 
     def _nested_loop_blocks(self, root_id: int) -> set[int]:
         """The block ids of the loops inside a grid (`hl.tile(n, block_size=bs)` may reuse
@@ -252,11 +258,15 @@ class LoweringContext:
             for block_id in getattr(self.facts.graphs[gid], "block_ids", ())
         }
 
-    def _tile_axes(self, index: Any) -> set[int]:
-        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: {m}), or
-        whose grid index it takes (`out[i, tile_n]` in `for i in hl.grid(m)`: {m})."""
-        axes = set()
-        for entry in index if isinstance(index, list | tuple) else [index]:
+    def _tile_dims(self, index: Any) -> dict[int, frozenset[int]]:
+        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: m), or whose
+        grid index it takes (`out[i, tile_n]` in `for i in hl.grid(m)`: m), each with the
+        tensor dims it indexes; none for a subscript with an ellipsis."""
+        entries = index if isinstance(index, list | tuple) else [index]
+        if any(entry is Ellipsis for entry in entries):
+            return {}
+        dims: dict[int, frozenset[int]] = {}
+        for dim, entry in enumerate(e for e in entries if e is not None):
             value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
             if isinstance(value, torch.SymInt):
                 origin = self.origin(value.node.expr)
@@ -264,8 +274,8 @@ class LoweringContext:
                 if isinstance(origin, BlockSizeOrigin) or (
                     isinstance(origin, GridOrigin) and type(origin) is GridOrigin
                 ):
-                    axes.add(origin.block_id)
-        return axes
+                    dims[origin.block_id] = dims.get(origin.block_id, frozenset()) | {dim}
+        return dims
 
     def stored_tensors(self, graph_id: int) -> list[str]:
         """Tensors stored in a graph (and its sub-graphs), in func-argument order."""

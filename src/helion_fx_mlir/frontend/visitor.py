@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from typing import Any
 
@@ -165,7 +166,7 @@ class IRVisitor:
                 [f"{t}_iter" for t in stored],
                 carried,
                 lambda names: self._visit_root_body(root, stored, names),
-                f"{{{INDEPENDENT_PROGRAMS}}}" if self.ctx.independent_programs(root) else "",
+                self.ctx.independent_axes(root),
             )
             self.tensor_state.update(zip(stored, results))
 
@@ -221,12 +222,13 @@ class IRVisitor:
         iter_names: Sequence[str],
         inits: Sequence[Value],
         body: Callable[[list[Value]], list[Value]],
-        attributes: str = "",
+        independent: AbstractSet[int] = frozenset(),
     ) -> list[Value]:
         """One loop per dimension (affine.for or scf.for) carrying `inits`; returns results.
-        `attributes` (`{name}` text) go on every loop of the nest."""
+        The loops of the `independent` block ids are marked as running their programs in
+        any order (`helion-parallelize-independent-grids`)."""
         saved_tiles = dict(self.tiles)
-        results = self._loop_level(kind, bounds, iter_names, list(inits), body, attributes)
+        results = self._loop_level(kind, bounds, iter_names, list(inits), body, independent)
         self.tiles = saved_tiles
         return results
 
@@ -237,7 +239,7 @@ class IRVisitor:
         iter_names: Sequence[str],
         current: list[Value],
         body: Callable[[list[Value]], list[Value]],
-        attributes: str,
+        independent: AbstractSet[int],
     ) -> list[Value]:
         """The outermost loop of `bounds` with the others inside it; the body innermost."""
         if not bounds:
@@ -255,9 +257,9 @@ class IRVisitor:
                 self.emit_tile(loop, iv, begin, end, *step), count=trip
             )
             inner = [Value(n, v.type) for n, v in zip(names, current)]
-            yields = self._loop_level(kind, bounds[1:], iter_names, inner, body, attributes)
+            yields = self._loop_level(kind, bounds[1:], iter_names, inner, body, independent)
             b.loop_yield(kind, [(y.ssa, y.type) for y in yields])
-        b.emit(f"}} {attributes}" if attributes else "}")
+        b.emit(f"}} {{{INDEPENDENT_PROGRAMS}}}" if loop.block_id in independent else "}")
         return [Value(result_name(result, i, len(current)), v.type) for i, v in enumerate(current)]
 
     def emit_scf_for(

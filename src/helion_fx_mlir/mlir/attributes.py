@@ -7,9 +7,9 @@ from torch_mlir import ir
 from helion_fx_mlir.errors import RewriteError
 
 # On each scf.for of a grid the emitter keeps sequential (its programs store inside their
-# loops) whose programs Helion may still run in any order (see
-# `LoweringContext.independent_programs`): `helion-parallelize-independent-grids` makes
-# the outermost one parallel after bufferization.
+# loops, or read what they store) along whose axis Helion may still run the programs in
+# any order (see `LoweringContext.independent_axes`): `helion-parallelize-independent-grids`
+# makes the outermost one parallel after bufferization.
 INDEPENDENT_PROGRAMS = "helion.independent_programs"
 
 # The config knob `mlir_vector_width` (bits; the first is the default, our vector ops' own
