@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from helion.language import _tracing_ops, atomic_ops, memory_ops, reduce_ops, scan_ops
+from helion.language import _tracing_ops, atomic_ops, memory_ops, reduce_ops, scan_ops, tile_ops
 from torch import fx
 
 # Which positional args of a control-flow op are graph ids of its sub-graphs.
@@ -42,8 +42,59 @@ def subgraph_ids(node: fx.Node) -> list[int]:
 
 
 def _has_tensor_index(index: object) -> bool:
+    """A gather or scatter: a tensor entry other than a shifted tile."""
     return isinstance(index, (list, tuple)) and any(
-        isinstance(e, fx.Node) and isinstance(e.meta.get("val"), torch.Tensor) for e in index
+        isinstance(e, fx.Node)
+        and isinstance(e.meta.get("val"), torch.Tensor)
+        and shifted_tile(e) is None
+        for e in index
+    )
+
+
+@dataclass(frozen=True)
+class ShiftedTile:
+    """An index entry `tile.index + k` (or `- k`): the tile's lanes moved by a shift that is
+    the same in every program, an int or a host scalar (`sign` * the node's value)."""
+
+    block: fx.Node  # the tile's block-size node
+    shift: int | fx.Node
+    sign: int = 1
+
+    @property
+    def key(self) -> tuple[int, int | str]:
+        """Equal for two entries that shift the same tile's lanes the same way."""
+        return (self.sign, self.shift if isinstance(self.shift, int) else self.shift.name)
+
+
+SHIFTS = {torch.ops.aten.add.Tensor: 1, torch.ops.aten.sub.Tensor: -1}
+
+
+def shifted_tile(entry: object) -> ShiftedTile | None:
+    """`tile.index + k`, `k + tile.index` or `tile.index - k`, with k an int or a host
+    scalar (a symbol: an int argument, a block size), else None."""
+    if not isinstance(entry, fx.Node) or entry.target not in SHIFTS or len(entry.args) != 2:
+        return None
+    if entry.kwargs.get("alpha", 1) != 1:
+        return None
+    base, shift = entry.args
+    if SHIFTS[entry.target] == 1 and _is_tile_index(shift):
+        base, shift = shift, base
+    if not _is_tile_index(base) or not _is_host_scalar(shift):
+        return None
+    return ShiftedTile(base.args[0], shift, SHIFTS[entry.target])
+
+
+def _is_tile_index(node: object) -> bool:
+    return isinstance(node, fx.Node) and node.target is tile_ops.tile_index
+
+
+def _is_host_scalar(value: object) -> bool:
+    if isinstance(value, int):
+        return not isinstance(value, bool)
+    return (
+        isinstance(value, fx.Node)
+        and value.target is _tracing_ops._get_symnode
+        and isinstance(value.meta.get("val"), torch.SymInt)
     )
 
 

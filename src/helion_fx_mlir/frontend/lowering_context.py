@@ -19,7 +19,7 @@ from helion._compiler.variable_origin import (
 )
 from helion.autotuner.config_fragment import EnumFragment
 from helion.exc import InvalidConfig
-from helion.language import _tracing_ops, random_ops
+from helion.language import _tracing_ops, memory_ops, random_ops
 from torch import fx
 
 from helion_fx_mlir.errors import HelionMLIRError, LoweringError
@@ -29,7 +29,7 @@ from helion_fx_mlir.frontend.emitter import (
     ssa_identifier,
     torch_dtype_to_mlir_element_type,
 )
-from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name
+from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name, shifted_tile
 from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
@@ -238,12 +238,12 @@ class LoweringContext:
         if axes & self._nested_loop_blocks(root.graph_id):
             return set()  # an inner loop reusing a grid axis's block: its tiles are the loop's
         stored = facts.stores[root.graph_id]
-        dims: dict[str, dict[int, frozenset[int]]] = {}
+        dims: dict[str, dict[int, frozenset[tuple[int, Any]]]] = {}
         for node in facts.access_nodes(root.graph_id):
             name = host_tensor_name(node.args[0])
             if name not in stored:
                 continue
-            tiles = self._tile_dims(node.args[1])
+            tiles = self._tile_dims(node)
             seen = dims.setdefault(name, tiles)
             axes = {a for a in axes if a in tiles and tiles[a] == seen.get(a)}
         return axes
@@ -258,15 +258,26 @@ class LoweringContext:
             for block_id in getattr(self.facts.graphs[gid], "block_ids", ())
         }
 
-    def _tile_dims(self, index: Any) -> dict[int, frozenset[int]]:
-        """The block ids whose tiles a subscript takes whole (`out[tile_m, :]`: m), or whose
-        grid index it takes (`out[i, tile_n]` in `for i in hl.grid(m)`: m), each with the
-        tensor dims it indexes; none for a subscript with an ellipsis."""
+    def _tile_dims(self, node: fx.Node) -> dict[int, frozenset[tuple[int, Any]]]:
+        """The block ids whose tiles an access's subscript takes whole (`out[tile_m, :]`: m),
+        or whose grid index it takes (`out[i, tile_n]` in `for i in hl.grid(m)`: m), each
+        with the tensor dims it indexes and by what shift: a store, or a load with an
+        extra_mask, may take a tile shifted the same way in every program (`tile.index +
+        k`, k an int or a host scalar: its lanes off the tensor touch nothing). None for a
+        subscript with an ellipsis."""
+        index = node.args[1]
         entries = index if isinstance(index, list | tuple) else [index]
         if any(entry is Ellipsis for entry in entries):
             return {}
-        dims: dict[int, frozenset[int]] = {}
+        shifts = node.target is memory_ops.store or (
+            node.target is memory_ops.load and node.args[2] is not None
+        )
+        dims: dict[int, frozenset[tuple[int, Any]]] = {}
         for dim, entry in enumerate(e for e in entries if e is not None):
+            shifted = shifted_tile(entry) if shifts else None
+            key: Any = 0
+            if shifted is not None and self._same_in_every_program(shifted.shift):
+                entry, key = shifted.block, shifted.key
             value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
             if isinstance(value, torch.SymInt):
                 origin = self.origin(value.node.expr)
@@ -274,8 +285,15 @@ class LoweringContext:
                 if isinstance(origin, BlockSizeOrigin) or (
                     isinstance(origin, GridOrigin) and type(origin) is GridOrigin
                 ):
-                    dims[origin.block_id] = dims.get(origin.block_id, frozenset()) | {dim}
+                    dims[origin.block_id] = dims.get(origin.block_id, frozenset()) | {(dim, key)}
         return dims
+
+    def _same_in_every_program(self, shift: int | fx.Node) -> bool:
+        """An int, a host scalar or a block size (not a value of the program's own)."""
+        if isinstance(shift, int):
+            return True
+        origin = self.origin(shift.meta["val"].node.expr)
+        return isinstance(origin, BlockSizeOrigin) or (origin is not None and origin.is_host())
 
     def stored_tensors(self, graph_id: int) -> list[str]:
         """Tensors stored in a graph (and its sub-graphs), in func-argument order."""

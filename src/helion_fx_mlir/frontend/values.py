@@ -77,6 +77,7 @@ class Slice:
     size: str | int
     keep: bool
     stride: int = 1  # a strided slice (`x[1::3]`) steps through the tensor
+    lane: str | int = 0  # the tile's first lane in the slice (a shifted tile's before it are off)
 
 
 def mlir_type(val: Any) -> str:

@@ -25,6 +25,7 @@ from helion_fx_mlir.frontend.emitter import (
     slice_operands,
     torch_dtype_to_mlir_element_type,
 )
+from helion_fx_mlir.frontend.graph_analysis import ShiftedTile, shifted_tile
 from helion_fx_mlir.frontend.rule_context import RuleContext
 from helion_fx_mlir.frontend.rules.tensors import (
     emit_full,
@@ -235,9 +236,49 @@ def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
     tile = cx.tile_of(idx)
     if tile is not None:
         return in_tensor(cx, tile, extent)
+    shifted = shifted_tile(idx)
+    if shifted is not None:
+        return _shifted_slice(cx, shifted, extent)
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
         return Slice(cx.index_value(idx), 1, False)
     raise LoweringError(node, f"index element {idx!r} is not supported")
+
+
+def _shifted_slice(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> Slice:
+    """`tile.index + k`: the tile's in-range lanes moved by k, cut to the tensor dim. The
+    slice starts at the first lane inside it (`lane`); lanes before the dim's start or past
+    its end touch nothing (a load reads 0 there, under the extra_mask it needs)."""
+    b, tile = cx.builder, cx.tile(shifted.block)
+    k = shifted.shift
+    shift = b.index(k) if isinstance(k, int) else cx.index_value(k)
+    move = "arith.addi" if shifted.sign == 1 else "arith.subi"
+    start = b.index_op(move, cx.as_index(tile.offset), shift, "shifted")
+    dim, zero = cx.index_value(extent), b.index(0)
+
+    def clamp(value: str, floor: str, ceiling: str, name: str) -> str:
+        return b.index_op(
+            "arith.minsi", b.index_op("arith.maxsi", value, floor, name), ceiling, name
+        )
+
+    end = b.index_op("arith.addi", start, cx.as_index(tile.size), "shifted_end")
+    low, high = clamp(start, zero, dim, "shifted_low"), clamp(end, zero, dim, "shifted_high")
+    size = b.index_op("arith.subi", high, low, "shifted_size")
+    # an empty slice's offsets stay inside their dims, as MLIR's verifier asks of constants
+    low = b.index_op("arith.minsi", low, _last(cx, extent, "last"), "shifted_offset")
+    lane = b.index_op("arith.subi", low, start, "shifted_lane")
+    lane = clamp(lane, zero, _last(cx, tile.width, "last_lane"), "shifted_lane")
+    return Slice(low, size, True, lane=lane)
+
+
+def _last(cx: RuleContext, extent: Any, name: str) -> str:
+    """The last index of a dim of `extent`, an int, SSA value or SymInt (0 for an empty
+    one)."""
+    b = cx.builder
+    if isinstance(extent, int):
+        return b.index(max(extent - 1, 0))
+    size = extent if isinstance(extent, str) else cx.index_value(extent)
+    last = b.index_op("arith.subi", size, b.index(1), name)
+    return b.index_op("arith.maxsi", last, b.index(0), name)
 
 
 def _strided(cx: RuleContext, node: fx.Node, idx: slice, extent: Any) -> Slice:
@@ -334,8 +375,16 @@ def host_ref(cx: RuleContext, node: fx.Node) -> str:
 
 
 def is_gather(index: Sequence[Any]) -> bool:
-    """Whether an index holds a tensor (gather on load, scatter on store)."""
-    return any(_is_tensor_index(e) for e in index)
+    """Whether an index holds a tensor other than a shifted tile (gather on load, scatter
+    on store)."""
+    return any(_is_tensor_index(e) and shifted_tile(e) is None for e in index)
+
+
+def has_shifted(index: Sequence[Any]) -> bool:
+    """Whether an index holds a shifted tile (`tile.index + k`): a slice where its lanes
+    off the tensor touch nothing, a store's or a masked load's; else a gather's lanes
+    read the nearest element, as reference mode's do."""
+    return any(shifted_tile(e) is not None for e in index)
 
 
 def index_tensors(
@@ -873,7 +922,9 @@ def read(cx: RuleContext, acc: Access, name: str) -> Value:
     if acc.broadcast:
         tile = _broadcast_lanes(cx, tile_name, tile, [p.size for p in acc.parts if p.keep], acc)
     elif acc.padded:
-        tile = pad(cx, tile_name, tile, [p.size for p in acc.parts if p.keep], acc.tile_type)
+        kept = [p for p in acc.parts if p.keep]
+        lanes = [p.lane for p in kept]
+        tile = pad(cx, tile_name, tile, [p.size for p in kept], acc.tile_type, lanes)
     if acc.tile_type == acc.result_type:
         return tile
     return expand_dims(cx, name, tile, acc.owners, acc.result_type)
@@ -975,10 +1026,9 @@ def write(cx: RuleContext, acc: Access, value: Value, name: str) -> None:
     value = cx.coerce(value, acc.tile_type)
     if acc.padded:
         valid = cx.builder.fresh(f"{name}_valid")
-        zeros = [0] * len(tensor_dims(acc.tile_type))
         part = slice_syntax(
             cx,
-            [Slice(z, p.size, True) for z, p in zip(zeros, [p for p in acc.parts if p.keep])],
+            [Slice(p.lane, p.size, True) for p in acc.parts if p.keep],
             acc.valid_type,
         )
         cx.builder.extract_slice(valid, value.ssa, value.type, part, acc.valid_type)
@@ -1105,7 +1155,7 @@ def load(cx: RuleContext) -> Value:
     target, index, mask = node.args[0], node.args[1], node.args[2]
     if isinstance(cx.bound(target), Value):
         return _index_value(cx, node, target, index)
-    if is_gather(index):
+    if is_gather(index) or (mask is None and has_shifted(index)):
         value = gather(cx, node, index, node.meta["val"], node.name, mask)
     else:
         value = read(cx, access(cx, node, index, node.meta["val"]), node.name)
@@ -1180,7 +1230,7 @@ def atomic_rmw(cx: RuleContext) -> Value:
     """Read-modify-write: extract_slice, torch combine op, insert_slice; returns the old value."""
     node = cx.node
     index, value_node = node.args[1], node.args[2]
-    if is_gather(index):
+    if is_gather(index) or has_shifted(index):
         return _atomic_scatter(cx, node)
     acc = access(cx, node, index, node.meta["val"])
     old = TypedValue(read(cx, acc, f"{node.name}_old"), cx.meta(node))
@@ -1213,6 +1263,8 @@ def atomic_cas(cx: RuleContext) -> Value:
     """Read-modify-write: where(old == expected, value, old) (old value returned)."""
     node = cx.node
     index, expected, value_node = node.args[1], node.args[2], node.args[3]
+    if is_gather(index) or has_shifted(index):
+        raise LoweringError(node, "tensor-indexed atomic_cas is not supported")
     acc = access(cx, node, index, node.meta["val"])
     old = TypedValue(read(cx, acc, f"{node.name}_old"), cx.meta(node))
     expected_value = operand_like(cx, expected, node.meta["val"], f"{node.name}_expected")

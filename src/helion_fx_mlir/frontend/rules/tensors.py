@@ -10,7 +10,7 @@ import torch
 from helion.language import _tracing_ops, creation_ops, random_ops, view_ops
 from torch import fx
 
-from helion_fx_mlir.errors import LoweringError
+from helion_fx_mlir.errors import HelionMLIRError, LoweringError
 from helion_fx_mlir.frontend.dispatch import lowers
 from helion_fx_mlir.frontend.emitter import (
     GenericOp,
@@ -494,26 +494,38 @@ def iota(cx: RuleContext) -> Value:
     return Value(ssa, ty)
 
 
-def pad(cx: RuleContext, name: str, value: Value, sizes: Sequence[str | int], ty: str) -> Value:
-    """tensor.pad with 0 at the high end of each dim, from `sizes` lanes to `ty`'s width."""
+def pad(
+    cx: RuleContext,
+    name: str,
+    value: Value,
+    sizes: Sequence[str | int],
+    ty: str,
+    lows: Sequence[str | int] = (),
+) -> Value:
+    """tensor.pad with 0 from `sizes` lanes to `ty`'s width: `lows` lanes before each dim's
+    (a shifted tile's lanes before the tensor; none by default), the rest after."""
     b = cx.builder
     elt = element_type(ty)
+    lows = list(lows) or [0] * len(sizes)
     highs = []
-    for size, width in zip(sizes, tensor_dims(ty), strict=True):
-        if isinstance(size, int) or width == "?":
+    for size, width, low in zip(sizes, tensor_dims(ty), lows, strict=True):
+        if low == 0 and (isinstance(size, int) or width == "?"):
             highs.append(str(int(width) - size) if isinstance(size, int) and width != "?" else "0")
-        else:
-            highs.append(
-                cx.builder.index_op("arith.subi", b.index(int(width)), size, f"{name}_pad")
-            )
+            continue
+        if width == "?":
+            raise HelionMLIRError(f"{name}: lanes padded before a dim of dynamic width")
+        high = b.index_op("arith.subi", b.index(int(width)), cx.as_index(size), f"{name}_pad")
+        if low != 0:
+            high = b.index_op("arith.subi", high, cx.as_index(low), f"{name}_pad")
+        highs.append(high)
     zero = b.constant(
         "false" if elt == "i1" else "0.0" if elt.startswith(("f", "bf")) else "0", elt, "zero"
     )
     ivs = ", ".join(f"{b.fresh(f'{name}_i{d}')}: index" for d in range(len(highs)))
     ssa = b.fresh(name)
-    lows = ", ".join("0" for _ in highs)
+    low_text, high_text = ", ".join(str(low) for low in lows), ", ".join(highs)
     b.emit(
-        f"{ssa} = tensor.pad {value.ssa} low[{lows}] high[{', '.join(highs)}] {{\n^bb0({ivs}):\n"
+        f"{ssa} = tensor.pad {value.ssa} low[{low_text}] high[{high_text}] {{\n^bb0({ivs}):\n"
         f"  tensor.yield {zero} : {elt}\n}} : {value.type} to {ty}"
     )
     return Value(ssa, ty)
