@@ -156,3 +156,40 @@ def test_programs_reading_a_neighbours_shifted_store_run_in_order(threads: int) 
         expected[lanes + 1] = expected[lanes] + x[lanes]
     got = compile_kernel(bound, config=config, bounds_checks=threads == 1)(x)
     torch.testing.assert_close(got, expected)
+
+
+@helion.kernel(static_shapes=True)
+def scaled_segments(x: torch.Tensor, offsets: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Each segment's rows, between data-dependent offsets, times the segment's weight:
+    stored at `tile.index + start` (a shift loaded per program), read there under a mask."""
+    out = torch.zeros_like(x)
+    for seg in hl.grid(offsets.size(0) - 1):
+        start = offsets[seg]
+        rows = offsets[seg + 1] - start
+        for tile_t in hl.tile(rows):
+            for tile_d in hl.tile(x.size(1)):
+                inside = (tile_t.index < rows)[:, None]
+                v = hl.load(x, [tile_t.index + start, tile_d], extra_mask=inside)
+                out[tile_t.index + start, tile_d] = v * w[seg]
+    return out
+
+
+@pytest.mark.parametrize(
+    "config",
+    [helion.Config(block_sizes=[16, 32]), helion.Config(block_sizes=[64, 16])],
+    ids=["16x32", "64x16"],
+)
+def test_a_shift_loaded_per_program_is_a_slice_in_order(config: helion.Config) -> None:
+    """A data-dependent shift: slices all the same, but two programs' lanes may meet (the
+    offsets are data), so the grid keeps its order."""
+    torch.set_num_threads(2)
+    x, w = torch.randn(203, 70), torch.randn(4)
+    offsets = torch.tensor([0, 50, 50, 131, 203], dtype=torch.int32)
+    bound = scaled_segments.bind((x, offsets, w))
+    text = generate_mlir(bound, config=config)
+    assert "scf.forall" not in text
+    assert "torch.aten.index.Tensor" not in text and "tensor.insert %" not in text
+    expected = eager_reference(scaled_segments)(x, offsets, w)
+    for checks in (False, True):
+        got = compile_kernel(bound, config=config, bounds_checks=checks)(x, offsets, w)
+        torch.testing.assert_close(got, expected)

@@ -42,23 +42,29 @@ def subgraph_ids(node: fx.Node) -> list[int]:
 
 
 def _has_tensor_index(index: object) -> bool:
-    """A gather or scatter: a tensor entry other than a shifted tile."""
+    """A gather or scatter: a tensor entry other than a tile shifted the same way in every
+    program (two programs' lanes then never meet)."""
     return isinstance(index, (list, tuple)) and any(
         isinstance(e, fx.Node)
         and isinstance(e.meta.get("val"), torch.Tensor)
-        and shifted_tile(e) is None
+        and not ((shifted := shifted_tile(e)) is not None and shifted.invariant)
         for e in index
     )
 
 
 @dataclass(frozen=True)
 class ShiftedTile:
-    """An index entry `tile.index + k` (or `- k`): the tile's lanes moved by a shift that is
-    the same in every program, an int or a host scalar (`sign` * the node's value)."""
+    """An index entry `tile.index + k` (or `- k`): the tile's lanes moved by `sign` * k, an
+    int, a host scalar or a 0-d integer tensor (a segment's start, loaded per program)."""
 
     block: fx.Node  # the tile's block-size node
     shift: int | fx.Node
     sign: int = 1
+
+    @property
+    def invariant(self) -> bool:
+        """An int or a symbol (a host scalar, a block size): the same in every program."""
+        return isinstance(self.shift, int) or self.shift.target is _tracing_ops._get_symnode
 
     @property
     def key(self) -> tuple[int, int | str]:
@@ -70,8 +76,8 @@ SHIFTS = {torch.ops.aten.add.Tensor: 1, torch.ops.aten.sub.Tensor: -1}
 
 
 def shifted_tile(entry: object) -> ShiftedTile | None:
-    """`tile.index + k`, `k + tile.index` or `tile.index - k`, with k an int or a host
-    scalar (a symbol: an int argument, a block size), else None."""
+    """`tile.index + k`, `k + tile.index` or `tile.index - k`, with k an int, a symbol (an
+    int argument, a block size) or a 0-d int32/int64 tensor, else None."""
     if not isinstance(entry, fx.Node) or entry.target not in SHIFTS or len(entry.args) != 2:
         return None
     if entry.kwargs.get("alpha", 1) != 1:
@@ -79,7 +85,7 @@ def shifted_tile(entry: object) -> ShiftedTile | None:
     base, shift = entry.args
     if SHIFTS[entry.target] == 1 and _is_tile_index(shift):
         base, shift = shift, base
-    if not _is_tile_index(base) or not _is_host_scalar(shift):
+    if not _is_tile_index(base) or not _is_scalar(shift):
         return None
     return ShiftedTile(base.args[0], shift, SHIFTS[entry.target])
 
@@ -88,14 +94,15 @@ def _is_tile_index(node: object) -> bool:
     return isinstance(node, fx.Node) and node.target is tile_ops.tile_index
 
 
-def _is_host_scalar(value: object) -> bool:
+def _is_scalar(value: object) -> bool:
     if isinstance(value, int):
         return not isinstance(value, bool)
-    return (
-        isinstance(value, fx.Node)
-        and value.target is _tracing_ops._get_symnode
-        and isinstance(value.meta.get("val"), torch.SymInt)
-    )
+    if not isinstance(value, fx.Node):
+        return False
+    val = value.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return val.dim() == 0 and val.dtype in (torch.int32, torch.int64)
+    return value.target is _tracing_ops._get_symnode and isinstance(val, torch.SymInt)
 
 
 def host_tensor_name(node: object) -> str | None:

@@ -29,7 +29,12 @@ from helion_fx_mlir.frontend.emitter import (
     ssa_identifier,
     torch_dtype_to_mlir_element_type,
 )
-from helion_fx_mlir.frontend.graph_analysis import GraphFacts, host_tensor_name, shifted_tile
+from helion_fx_mlir.frontend.graph_analysis import (
+    GraphFacts,
+    ShiftedTile,
+    host_tensor_name,
+    shifted_tile,
+)
 from helion_fx_mlir.frontend.host_program import is_device_loop
 from helion_fx_mlir.frontend.rolled_reductions import uncombinable_outputs, uncombined_results_used
 from helion_fx_mlir.frontend.signature import RNG_SEEDS, KernelArgInfo
@@ -276,7 +281,7 @@ class LoweringContext:
         for dim, entry in enumerate(e for e in entries if e is not None):
             shifted = shifted_tile(entry) if shifts else None
             key: Any = 0
-            if shifted is not None and self._same_in_every_program(shifted.shift):
+            if shifted is not None and self._same_in_every_program(shifted):
                 entry, key = shifted.block, shifted.key
             value = entry.meta.get("val") if isinstance(entry, fx.Node) else None
             if isinstance(value, torch.SymInt):
@@ -288,10 +293,12 @@ class LoweringContext:
                     dims[origin.block_id] = dims.get(origin.block_id, frozenset()) | {(dim, key)}
         return dims
 
-    def _same_in_every_program(self, shift: int | fx.Node) -> bool:
-        """An int, a host scalar or a block size (not a value of the program's own)."""
-        if isinstance(shift, int):
-            return True
+    def _same_in_every_program(self, shifted: ShiftedTile) -> bool:
+        """A shift by an int, a host scalar or a block size (not a value of the program's
+        own: a loaded segment start, a tile's begin)."""
+        shift = shifted.shift
+        if isinstance(shift, int) or not shifted.invariant:
+            return shifted.invariant
         origin = self.origin(shift.meta["val"].node.expr)
         return isinstance(origin, BlockSizeOrigin) or (origin is not None and origin.is_host())
 
