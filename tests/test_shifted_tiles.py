@@ -123,7 +123,8 @@ def test_columns_of_a_second_input_read_at_a_shift(
 
 def test_an_unmasked_shifted_load_still_reads_the_nearest_element() -> None:
     """Without an extra_mask a lane off the tensor reads the nearest element, as reference
-    mode's load does: the gather stays."""
+    mode's load does: a program whose lanes all lie inside reads the slice, the last one
+    (its lanes 96..99 read 97..100) the gather."""
 
     @helion.kernel(static_shapes=True)
     def next_value(x: torch.Tensor) -> torch.Tensor:
@@ -135,9 +136,12 @@ def test_an_unmasked_shifted_load_still_reads_the_nearest_element() -> None:
     x = torch.randn(100)
     bound = next_value.bind((x,))
     config = helion.Config(block_sizes=[32])
-    assert "torch.aten.index.Tensor" in generate_mlir(bound, config=config)
-    got = compile_kernel(bound, config=config, bounds_checks=True)(x)
-    torch.testing.assert_close(got, eager_reference(next_value)(x))
+    text = generate_mlir(bound, config=config)
+    assert "%load = scf.if %inside" in text and "torch.aten.index.Tensor" in text
+    expected = eager_reference(next_value)(x)
+    for checks in (False, True):
+        got = compile_kernel(bound, config=config, bounds_checks=checks)(x)
+        torch.testing.assert_close(got, expected)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -174,22 +178,36 @@ def scaled_segments(x: torch.Tensor, offsets: torch.Tensor, w: torch.Tensor) -> 
     return out
 
 
+@helion.kernel(static_shapes=True)
+def shifted_segments(x: torch.Tensor, offsets: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """scaled_segments with the rows read unmasked (`x[tile_t.index + start, tile_d]`)."""
+    out = torch.zeros_like(x)
+    for seg in hl.grid(offsets.size(0) - 1):
+        start = offsets[seg]
+        for tile_t in hl.tile(offsets[seg + 1] - start):
+            for tile_d in hl.tile(x.size(1)):
+                out[tile_t.index + start, tile_d] = x[tile_t.index + start, tile_d] * w[seg]
+    return out
+
+
+@pytest.mark.parametrize("kernel", [scaled_segments, shifted_segments], ids=lambda k: k.name)
 @pytest.mark.parametrize(
     "config",
     [helion.Config(block_sizes=[16, 32]), helion.Config(block_sizes=[64, 16])],
     ids=["16x32", "64x16"],
 )
-def test_a_shift_loaded_per_program_is_a_slice_in_order(config: helion.Config) -> None:
+def test_a_shift_loaded_per_program_is_a_slice_in_order(
+    config: helion.Config, kernel: object
+) -> None:
     """A data-dependent shift: slices all the same, but two programs' lanes may meet (the
     offsets are data), so the grid keeps its order."""
     torch.set_num_threads(2)
     x, w = torch.randn(203, 70), torch.randn(4)
     offsets = torch.tensor([0, 50, 50, 131, 203], dtype=torch.int32)
-    bound = scaled_segments.bind((x, offsets, w))
+    bound = kernel.bind((x, offsets, w))  # type: ignore[attr-defined]
     text = generate_mlir(bound, config=config)
-    assert "scf.forall" not in text
-    assert "torch.aten.index.Tensor" not in text and "tensor.insert %" not in text
-    expected = eager_reference(scaled_segments)(x, offsets, w)
+    assert "scf.forall" not in text and "tensor.insert %" not in text
+    expected = eager_reference(kernel)(x, offsets, w)
     for checks in (False, True):
         got = compile_kernel(bound, config=config, bounds_checks=checks)(x, offsets, w)
         torch.testing.assert_close(got, expected)

@@ -79,9 +79,11 @@ def access(
     index: Sequence[Any],
     sym_val: Any,
     dtype: torch.dtype | None = None,
+    shifted_inside: bool = False,
 ) -> Access:
     """Resolve `index` for a value whose symbolic meta is `sym_val` (block-size dims),
-    of `dtype` (default: the meta's)."""
+    of `dtype` (default: the meta's); `shifted_inside`: its shifted tiles are known to lie
+    inside the tensor."""
     name = host_ref(cx, node)
     shape = cx.tensor_arg(name).shape
     entries = [e for e in index if e is not None]
@@ -103,7 +105,7 @@ def access(
                 broadcast_sizes.append(cx.tile(entry).size)
             parts.append(Slice(0, 1, True))
             continue
-        part = _slice(cx, node, entry, shape[dim])
+        part = _slice(cx, node, entry, shape[dim], shifted_inside)
         kept = next(kept_sizes) if part.keep else None
         if isinstance(entry, slice) and node.target is memory_ops.load:
             _read_whole(cx, node, kept, shape[dim])
@@ -219,7 +221,9 @@ def _is_tensor_index(entry: Any) -> bool:
     return isinstance(entry, fx.Node) and isinstance(entry.meta.get("val"), torch.Tensor)
 
 
-def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
+def _slice(
+    cx: RuleContext, node: fx.Node, idx: Any, extent: Any, shifted_inside: bool = False
+) -> Slice:
     if isinstance(idx, slice):
         if idx.step not in (None, 1):
             return _strided(cx, node, idx, extent)
@@ -237,6 +241,8 @@ def _slice(cx: RuleContext, node: fx.Node, idx: Any, extent: Any) -> Slice:
     if tile is not None:
         return in_tensor(cx, tile, extent)
     shifted = shifted_tile(idx)
+    if shifted is not None and shifted_inside:
+        return Slice(_shifted_start(cx, shifted), cx.tile(shifted.block).size, True)
     if shifted is not None:
         return _shifted_slice(cx, shifted, extent)
     if isinstance(idx, fx.Node) and isinstance(idx.meta.get("val"), torch.SymInt):
@@ -249,10 +255,7 @@ def _shifted_slice(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> Slice:
     slice starts at the first lane inside it (`lane`); lanes before the dim's start or past
     its end touch nothing (a load reads 0 there, under the extra_mask it needs)."""
     b, tile = cx.builder, cx.tile(shifted.block)
-    k = shifted.shift
-    shift = b.index(k) if isinstance(k, int) else cx.index_value(k)
-    move = "arith.addi" if shifted.sign == 1 else "arith.subi"
-    start = b.index_op(move, cx.as_index(tile.offset), shift, "shifted")
+    start = _shifted_start(cx, shifted)
     dim, zero = cx.index_value(extent), b.index(0)
 
     def clamp(value: str, floor: str, ceiling: str, name: str) -> str:
@@ -268,6 +271,14 @@ def _shifted_slice(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> Slice:
     lane = b.index_op("arith.subi", low, start, "shifted_lane")
     lane = clamp(lane, zero, _last(cx, tile.width, "last_lane"), "shifted_lane")
     return Slice(low, size, True, lane=lane)
+
+
+def _shifted_start(cx: RuleContext, shifted: ShiftedTile) -> str:
+    """Where the shifted tile's first lane lands: its offset moved by the shift."""
+    b, k = cx.builder, shifted.shift
+    shift = b.index(k) if isinstance(k, int) else cx.index_value(k)
+    move = "arith.addi" if shifted.sign == 1 else "arith.subi"
+    return b.index_op(move, cx.as_index(cx.tile(shifted.block).offset), shift, "shifted")
 
 
 def _last(cx: RuleContext, extent: Any, name: str) -> str:
@@ -1155,8 +1166,10 @@ def load(cx: RuleContext) -> Value:
     target, index, mask = node.args[0], node.args[1], node.args[2]
     if isinstance(cx.bound(target), Value):
         return _index_value(cx, node, target, index)
-    if is_gather(index) or (mask is None and has_shifted(index)):
+    if is_gather(index):
         value = gather(cx, node, index, node.meta["val"], node.name, mask)
+    elif mask is None and has_shifted(index):
+        value = _nearest_lanes(cx, node, index)
     else:
         value = read(cx, access(cx, node, index, node.meta["val"]), node.name)
         rows = [bound for bound in cx.masked_dims(node.meta["val"]) if bound.parent is not None]
@@ -1165,6 +1178,45 @@ def load(cx: RuleContext) -> Value:
     if mask is None:
         return value
     return masked(cx, node.name, mask, TypedValue(value, cx.meta(node))).value
+
+
+def _nearest_lanes(cx: RuleContext, node: fx.Node, index: Sequence[Any]) -> Value:
+    """An unmasked load at a shifted tile: where every shifted tile's lanes lie inside the
+    tensor (the usual case: a segment's rows), its slice; else the gather, whose lanes off
+    the tensor read the nearest element, as reference mode's do."""
+    b, name, sym_val = cx.builder, node.name, node.meta["val"]
+    ty = mlir_type(cx.static_meta(sym_val))
+    shape = cx.tensor_arg(host_ref(cx, node)).shape
+    entries = [e for e in index if e is not None]
+    inside = [
+        _inside_dim(cx, shifted, shape[dim])
+        for dim, entry in enumerate(entries)
+        if (shifted := shifted_tile(entry)) is not None
+    ]
+    while len(inside) > 1:
+        inside = [b.binary("arith.andi", inside[0], inside[1], "i1", "inside"), *inside[2:]]
+    result = b.fresh(name)
+    b.emit(f"{result} = scf.if {inside[0]} -> ({ty}) {{")
+    with cx.region():
+        inner = access(cx, node, index, sym_val, shifted_inside=True)
+        whole = read(cx, inner, f"{name}_slice")
+        b.emit(f"scf.yield {cx.coerce(whole, ty).ssa} : {ty}")
+    b.emit("} else {")
+    with cx.region():
+        nearest = gather(cx, node, index, sym_val, f"{name}_nearest")
+        b.emit(f"scf.yield {cx.coerce(nearest, ty).ssa} : {ty}")
+    b.emit("}")
+    return Value(result, ty)
+
+
+def _inside_dim(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> str:
+    """i1: the shifted tile's in-range lanes all lie inside a dim of `extent`."""
+    b, tile = cx.builder, cx.tile(shifted.block)
+    start = _shifted_start(cx, shifted)
+    end = b.index_op("arith.addi", start, cx.as_index(tile.size), "shifted_end")
+    low = b.index_op("arith.cmpi sge,", start, b.index(0), "starts_inside")
+    high = b.index_op("arith.cmpi sle,", end, cx.index_value(extent), "ends_inside")
+    return b.binary("arith.andi", low, high, "i1", "inside")
 
 
 def _index_value(cx: RuleContext, node: fx.Node, target: fx.Node, index: Sequence[Any]) -> Value:
