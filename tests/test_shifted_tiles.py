@@ -211,3 +211,29 @@ def test_a_shift_loaded_per_program_is_a_slice_in_order(
     for checks in (False, True):
         got = compile_kernel(bound, config=config, bounds_checks=checks)(x, offsets, w)
         torch.testing.assert_close(got, expected)
+
+
+@helion.kernel(static_shapes=True)
+def next_in_row(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Each row's sum of x[i, j + 1] over its first lengths[i] columns (a jagged tile)."""
+    b = x.size(0)
+    out = torch.zeros([b], dtype=torch.float32, device=x.device)
+    for tile_b in hl.tile(b):
+        acc = hl.zeros([tile_b], dtype=torch.float32)
+        row_lengths = lengths[tile_b]
+        for tile_k in hl.jagged_tile(row_lengths):
+            acc = acc + x[tile_b, tile_k.index + 1].sum(dim=1)
+        out[tile_b] = acc
+    return out
+
+
+def test_a_shifted_load_in_a_jagged_tile_reads_0_past_each_rows_end() -> None:
+    torch.set_num_threads(2)
+    x = torch.randn(37, 70)
+    lengths = torch.randint(0, 69, (37,), generator=torch.Generator().manual_seed(3))
+    expected = torch.stack([x[i, 1 : int(n) + 1].sum() for i, n in enumerate(lengths)])
+    bound = next_in_row.bind((x, lengths))
+    for config in (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[16, 64])):
+        for checks in (False, True):
+            got = compile_kernel(bound, config=config, bounds_checks=checks)(x, lengths)
+            torch.testing.assert_close(got, expected)

@@ -1171,13 +1171,19 @@ def load(cx: RuleContext) -> Value:
     elif mask is None and has_shifted(index):
         value = _nearest_lanes(cx, node, index)
     else:
-        value = read(cx, access(cx, node, index, node.meta["val"]), node.name)
-        rows = [bound for bound in cx.masked_dims(node.meta["val"]) if bound.parent is not None]
-        if rows:  # lanes past a jagged row's end read 0, as padding does
-            value = select_lanes(cx, f"{node.name}_rows", TypedValue(value, cx.meta(node)), rows, 0)
+        value = _read_rows(cx, node, access(cx, node, index, node.meta["val"]), node.name)
     if mask is None:
         return value
     return masked(cx, node.name, mask, TypedValue(value, cx.meta(node))).value
+
+
+def _read_rows(cx: RuleContext, node: fx.Node, acc: Access, name: str) -> Value:
+    """The access's lanes read, those past a jagged row's end 0, as padding is."""
+    value = read(cx, acc, name)
+    rows = [bound for bound in cx.masked_dims(node.meta["val"]) if bound.parent is not None]
+    if not rows:
+        return value
+    return select_lanes(cx, f"{name}_rows", TypedValue(value, cx.meta(node)), rows, 0)
 
 
 def _nearest_lanes(cx: RuleContext, node: fx.Node, index: Sequence[Any]) -> Value:
@@ -1199,7 +1205,7 @@ def _nearest_lanes(cx: RuleContext, node: fx.Node, index: Sequence[Any]) -> Valu
     b.emit(f"{result} = scf.if {inside[0]} -> ({ty}) {{")
     with cx.region():
         inner = access(cx, node, index, sym_val, shifted_inside=True)
-        whole = read(cx, inner, f"{name}_slice")
+        whole = _read_rows(cx, node, inner, f"{name}_slice")
         b.emit(f"scf.yield {cx.coerce(whole, ty).ssa} : {ty}")
     b.emit("} else {")
     with cx.region():
