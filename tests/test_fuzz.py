@@ -229,3 +229,10 @@ def test_a_kernel_of_dynamic_shapes_is_compiled_at_the_examples_shape() -> None:
         assert differential.check(prepared, False).status == "ok"
         if 1 not in shape_map.values():
             assert prepared.bound is example.kernel.bind(example.args(seed=case.seed))
+
+
+def test_only_refuses_kernels_reference_mode_cannot_judge() -> None:
+    """`--only shift_right` would report reference mode's own reading of lanes written past
+    the output (it clamps them onto the last element) as mismatches of ours."""
+    with pytest.raises(SystemExit, match="reference mode cannot judge: shift_right"):
+        differential.main(["--cases", "1", "--only", "add,shift_right"])

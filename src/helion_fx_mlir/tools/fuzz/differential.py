@@ -848,6 +848,9 @@ def _options(ns: argparse.Namespace) -> Options:
     unknown = [name for name in only if name.removeprefix(DYNAMIC_PREFIX) not in EXAMPLES]
     if unknown:
         raise SystemExit(f"fuzz: unknown examples: {', '.join(unknown)}")
+    unjudged = [n for n in only if not EXAMPLES[n.removeprefix(DYNAMIC_PREFIX)].reference_mode]
+    if unjudged:  # reference mode means something else by them (their docstrings say what)
+        raise SystemExit(f"fuzz: reference mode cannot judge: {', '.join(unjudged)}")
     if ns.dynamic:
         only = tuple(DYNAMIC_PREFIX + name.removeprefix(DYNAMIC_PREFIX) for name in only)
     return Options(
