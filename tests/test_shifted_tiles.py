@@ -61,6 +61,19 @@ def running_from_left(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def _matches(
+    bound: object, args: tuple, expected: torch.Tensor, runs: list[tuple[helion.Config, bool]]
+) -> None:
+    """The kernel compiled under each (config, bounds_checks) gives `expected`."""
+    for config, checks in runs:
+        got = compile_kernel(bound, config=config, bounds_checks=checks)(*args)
+        torch.testing.assert_close(got, expected)
+
+
+def _both_pipelines(config: helion.Config) -> list[tuple[helion.Config, bool]]:
+    return [(config, False), (config, True)]
+
+
 def _shifted_by_hand(x: torch.Tensor, k: int) -> torch.Tensor:
     out = torch.zeros_like(x)
     dst = torch.arange(x.numel()) + k
@@ -78,9 +91,8 @@ def test_a_shifted_store_writes_only_its_lanes_inside_the_tensor(k: int, threads
     torch.set_num_threads(threads)
     x = torch.randn(1000)
     bound = doubled_at_offset.bind((x, k))
-    for checks, config in [(False, CONFIGS[0]), (False, CONFIGS[1]), (True, CONFIGS[0])]:
-        got = compile_kernel(bound, config=config, bounds_checks=checks)(x, k)
-        torch.testing.assert_close(got, _shifted_by_hand(x, k))
+    runs = [(CONFIGS[0], False), (CONFIGS[1], False), (CONFIGS[0], True)]
+    _matches(bound, (x, k), _shifted_by_hand(x, k), runs)
 
 
 def test_a_shifted_store_is_a_parallel_slice_not_a_scatter() -> None:
@@ -99,9 +111,9 @@ def test_a_masked_shifted_load_reads_its_lanes_and_0_off_the_tensor(k: int, thre
     text = generate_mlir(bound, config=CONFIGS[0])
     assert "torch.aten.index.Tensor" not in text  # a slice, no gather
     expected = eager_reference(plus_neighbour)(x, k)
-    for checks, config in [(False, CONFIGS[0]), (False, CONFIGS[1]), (True, CONFIGS[1])]:
-        got = compile_kernel(bound, config=config, bounds_checks=checks)(x, k)
-        torch.testing.assert_close(got, expected)
+    _matches(
+        bound, (x, k), expected, [(CONFIGS[0], False), (CONFIGS[1], False), (CONFIGS[1], True)]
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -116,9 +128,7 @@ def test_columns_of_a_second_input_read_at_a_shift(
     torch.set_num_threads(2)
     x, y = torch.randn(77, 101, dtype=dtype), torch.randn(77, 45, dtype=dtype)
     bound = joined_columns.bind((x, y))
-    for checks in (False, True):
-        got = compile_kernel(bound, config=config, bounds_checks=checks)(x, y)
-        torch.testing.assert_close(got, torch.cat([x, y], dim=1))
+    _matches(bound, (x, y), torch.cat([x, y], dim=1), _both_pipelines(config))
 
 
 def test_an_unmasked_shifted_load_still_reads_the_nearest_element() -> None:
@@ -139,9 +149,7 @@ def test_an_unmasked_shifted_load_still_reads_the_nearest_element() -> None:
     text = generate_mlir(bound, config=config)
     assert "%load = scf.if %inside" in text and "torch.aten.index.Tensor" in text
     expected = eager_reference(next_value)(x)
-    for checks in (False, True):
-        got = compile_kernel(bound, config=config, bounds_checks=checks)(x)
-        torch.testing.assert_close(got, expected)
+    _matches(bound, (x,), expected, _both_pipelines(config))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -158,8 +166,7 @@ def test_programs_reading_a_neighbours_shifted_store_run_in_order(threads: int) 
     for begin in range(0, 300, 32):
         lanes = torch.arange(begin, min(begin + 32, 300))
         expected[lanes + 1] = expected[lanes] + x[lanes]
-    got = compile_kernel(bound, config=config, bounds_checks=threads == 1)(x)
-    torch.testing.assert_close(got, expected)
+    _matches(bound, (x,), expected, [(config, threads == 1)])
 
 
 @helion.kernel(static_shapes=True)
@@ -208,9 +215,7 @@ def test_a_shift_loaded_per_program_is_a_slice_in_order(
     text = generate_mlir(bound, config=config)
     assert "scf.forall" not in text and "tensor.insert %" not in text
     expected = eager_reference(kernel)(x, offsets, w)
-    for checks in (False, True):
-        got = compile_kernel(bound, config=config, bounds_checks=checks)(x, offsets, w)
-        torch.testing.assert_close(got, expected)
+    _matches(bound, (x, offsets, w), expected, _both_pipelines(config))
 
 
 @helion.kernel(static_shapes=True)
@@ -234,6 +239,4 @@ def test_a_shifted_load_in_a_jagged_tile_reads_0_past_each_rows_end() -> None:
     expected = torch.stack([x[i, 1 : int(n) + 1].sum() for i, n in enumerate(lengths)])
     bound = next_in_row.bind((x, lengths))
     for config in (helion.Config(block_sizes=[8, 16]), helion.Config(block_sizes=[16, 64])):
-        for checks in (False, True):
-            got = compile_kernel(bound, config=config, bounds_checks=checks)(x, lengths)
-            torch.testing.assert_close(got, expected)
+        _matches(bound, (x, lengths), expected, _both_pipelines(config))

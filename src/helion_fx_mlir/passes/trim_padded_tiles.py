@@ -200,10 +200,8 @@ def _domain(op: ir.Operation) -> list[int] | None:
     domain = list(extents)
     kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     mask = _mask(op)
-    for dim, bound in mask.bounds.items() if mask is not None else ():
-        if kinds[dim].endswith("reduction>"):
-            domain[dim] = min(domain[dim], bound)
-    for dim, bound in _neutral_pad_bounds(op, maps).items():
+    masked = list(mask.bounds.items()) if mask is not None else []
+    for dim, bound in [*masked, *_neutral_pad_bounds(op, maps).items()]:
         if kinds[dim].endswith("reduction>"):
             domain[dim] = min(domain[dim], bound)
     needed = _needed(op.results[0]) if result_dims else None

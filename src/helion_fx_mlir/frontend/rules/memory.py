@@ -255,7 +255,7 @@ def _shifted_slice(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> Slice:
     slice starts at the first lane inside it (`lane`); lanes before the dim's start or past
     its end touch nothing (a load reads 0 there, under the extra_mask it needs)."""
     b, tile = cx.builder, cx.tile(shifted.block)
-    start = _shifted_start(cx, shifted)
+    start, end = _shifted_span(cx, shifted)
     dim, zero = cx.index_value(extent), b.index(0)
 
     def clamp(value: str, floor: str, ceiling: str, name: str) -> str:
@@ -263,7 +263,6 @@ def _shifted_slice(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> Slice:
             "arith.minsi", b.index_op("arith.maxsi", value, floor, name), ceiling, name
         )
 
-    end = b.index_op("arith.addi", start, cx.as_index(tile.size), "shifted_end")
     low, high = clamp(start, zero, dim, "shifted_low"), clamp(end, zero, dim, "shifted_high")
     size = b.index_op("arith.subi", high, low, "shifted_size")
     # an empty slice's offsets stay inside their dims, as MLIR's verifier asks of constants
@@ -279,6 +278,13 @@ def _shifted_start(cx: RuleContext, shifted: ShiftedTile) -> str:
     shift = b.index(k) if isinstance(k, int) else cx.index_value(k)
     move = "arith.addi" if shifted.sign == 1 else "arith.subi"
     return b.index_op(move, cx.as_index(cx.tile(shifted.block).offset), shift, "shifted")
+
+
+def _shifted_span(cx: RuleContext, shifted: ShiftedTile) -> tuple[str, str]:
+    """Where the shifted tile's in-range lanes land: [start, end), before any cut."""
+    start = _shifted_start(cx, shifted)
+    size = cx.as_index(cx.tile(shifted.block).size)
+    return start, cx.builder.index_op("arith.addi", start, size, "shifted_end")
 
 
 def _last(cx: RuleContext, extent: Any, name: str) -> str:
@@ -1217,9 +1223,8 @@ def _nearest_lanes(cx: RuleContext, node: fx.Node, index: Sequence[Any]) -> Valu
 
 def _inside_dim(cx: RuleContext, shifted: ShiftedTile, extent: Any) -> str:
     """i1: the shifted tile's in-range lanes all lie inside a dim of `extent`."""
-    b, tile = cx.builder, cx.tile(shifted.block)
-    start = _shifted_start(cx, shifted)
-    end = b.index_op("arith.addi", start, cx.as_index(tile.size), "shifted_end")
+    b = cx.builder
+    start, end = _shifted_span(cx, shifted)
     low = b.index_op("arith.cmpi sge,", start, b.index(0), "starts_inside")
     high = b.index_op("arith.cmpi sle,", end, cx.index_value(extent), "ends_inside")
     return b.binary("arith.andi", low, high, "i1", "inside")
